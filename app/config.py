@@ -1,0 +1,150 @@
+"""Typed settings from the environment (prefix ``PORTAL_``) and the per-cluster configuration.
+
+Problems are collected and reported as one readable line each, so an operator sees every
+mistake at once instead of a traceback for the first one.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.scheduler.config import ClusterConfig, ClusterConfigError, load_clusters
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./var/portal.db"
+# Deliberately public: good enough for a laptop, refused when PORTAL_ENV=prod.
+DEV_SECRET_KEY = "dev-only-insecure-secret-key-change-me"  # noqa: S105
+MIN_SECRET_LENGTH = 32
+_PLACEHOLDER_SECRETS = frozenset(
+    {"", "changeme", "change-me", "change_me", "secret", "password", "replace-me", "xxx"}
+)
+
+
+class ConfigError(SystemExit):
+    """The configuration cannot be used; carries one human-readable line per problem.
+
+    A SystemExit so that start-up ends with the message and exit status 1 rather than a
+    traceback, whoever the caller is (uvicorn's factory loader, the poller, the CLI).
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("configuration error:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def is_placeholder_secret(value: str) -> bool:
+    normalised = value.strip().lower()
+    if normalised in _PLACEHOLDER_SECRETS or value == DEV_SECRET_KEY:
+        return True
+    return any(marker in normalised for marker in ("changeme", "change-me", "change_me"))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PORTAL_", extra="ignore")
+
+    env: Literal["dev", "prod"] = "dev"
+    database_url: str = DEFAULT_DATABASE_URL
+    secret_key: SecretStr = SecretStr(DEV_SECRET_KEY)
+    clusters_file: Path | None = None
+    poll_interval: float = Field(default=10.0, gt=0)
+    # None means "decide from env": on in development, off in production.
+    run_poller_in_web: bool | None = None
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_production(self) -> Settings:
+        if self.env != "prod":
+            return self
+        secret = self.secret_key.get_secret_value()
+        if is_placeholder_secret(secret):
+            raise ValueError("PORTAL_SECRET_KEY is empty or a placeholder; set a random secret")
+        if len(secret) < MIN_SECRET_LENGTH:
+            raise ValueError(f"PORTAL_SECRET_KEY must be at least {MIN_SECRET_LENGTH} characters")
+        return self
+
+    @property
+    def is_production(self) -> bool:
+        return self.env == "prod"
+
+    @property
+    def should_run_poller_in_web(self) -> bool:
+        if self.run_poller_in_web is None:
+            return not self.is_production
+        return self.run_poller_in_web
+
+
+def _describe_validation_error(error: ValidationError) -> list[str]:
+    problems = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"])
+        message = str(item["msg"]).removeprefix("Value error, ")
+        problems.append(f"PORTAL_{field.upper()}: {message}" if field else message)
+    return problems
+
+
+def load_settings() -> Settings:
+    """Settings from the environment, or a ConfigError listing every problem."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise ConfigError(_describe_validation_error(error)) from None
+
+
+def _file_problem(path_text: str) -> str | None:
+    path = Path(path_text)
+    if not path.is_file():
+        return f"file {path_text} does not exist"
+    if not os.access(path, os.R_OK):
+        return f"file {path_text} is not readable"
+    return None
+
+
+def _cluster_problems(cluster: ClusterConfig, *, is_production: bool) -> list[str]:
+    problems = []
+    files = {
+        "service_key": cluster.service_key,
+        "user_ca_key": cluster.user_ca_key,
+        "known_hosts": cluster.known_hosts,
+        "jwt_key": cluster.jwt_key,
+    }
+    for key, path_text in files.items():
+        problem = _file_problem(path_text) if path_text else None
+        if problem:
+            problems.append(f"cluster {cluster.name!r}: {key}: {problem}")
+    if cluster.rest_url and not cluster.jwt_key:
+        problems.append(f"cluster {cluster.name!r}: jwt_key: required when rest_url is set")
+    if is_production and not cluster.is_host_key_checked:
+        problems.append(
+            f"cluster {cluster.name!r}: known_hosts: empty (no host key checks) is dev-only"
+        )
+    return problems
+
+
+def _read_clusters(path: Path) -> dict[str, ClusterConfig]:
+    if not path.is_file():
+        raise ConfigError([f"PORTAL_CLUSTERS_FILE: {path} does not exist"])
+    try:
+        return load_clusters(path)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError([f"{path}: not valid TOML: {error}"]) from None
+    except (ClusterConfigError, OSError, ValueError, TypeError) as error:
+        raise ConfigError([f"{path}: {error}"]) from None
+
+
+def load_cluster_configs(settings: Settings) -> dict[str, ClusterConfig]:
+    """The clusters named in ``settings.clusters_file``, checked; none if no file is set."""
+    if settings.clusters_file is None:
+        return {}
+    clusters = _read_clusters(settings.clusters_file)
+    problems = [
+        f"{settings.clusters_file}: {problem}"
+        for cluster in clusters.values()
+        for problem in _cluster_problems(cluster, is_production=settings.is_production)
+    ]
+    if problems:
+        raise ConfigError(problems)
+    return clusters

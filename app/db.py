@@ -1,0 +1,105 @@
+"""Engine and session construction, the unit-of-work helper and programmatic migrations.
+
+Nothing here runs at import time: the application lifespan (or a script) builds the engine
+from settings, so tests can point each app instance at its own database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+
+def is_sqlite_url(database_url: str) -> bool:
+    return make_url(database_url).get_backend_name() == "sqlite"
+
+
+def _configure_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+    # Foreign keys are off by default in SQLite, and WAL lets the poller write while pages read.
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def _ensure_sqlite_directory(database_url: str) -> None:
+    database = make_url(database_url).database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+
+
+def create_engine(database_url: str, *, echo: bool = False) -> AsyncEngine:
+    """An async engine for SQLite (aiosqlite) or PostgreSQL (psycopg 3)."""
+    if is_sqlite_url(database_url):
+        _ensure_sqlite_directory(database_url)
+        engine = create_async_engine(database_url, echo=echo)
+        event.listen(engine.sync_engine, "connect", _configure_sqlite_connection)
+        return engine
+    return create_async_engine(database_url, echo=echo, pool_pre_ping=True)
+
+
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    # Objects stay usable after commit, e.g. when a route renders what it just saved.
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+@asynccontextmanager
+async def unit_of_work(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> AsyncIterator[AsyncSession]:
+    """One transaction for code outside a request: commit once on success, else roll back."""
+    async with sessionmaker() as session:
+        try:
+            yield session
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            raise
+
+
+def sync_database_url(database_url: str) -> str:
+    """The synchronous URL Alembic uses for an application (async) database URL."""
+    url = make_url(database_url)
+    if url.drivername == "sqlite+aiosqlite":
+        url = url.set(drivername="sqlite")
+    elif url.drivername in ("postgresql+asyncpg", "postgresql"):
+        url = url.set(drivername="postgresql+psycopg")
+    return url.render_as_string(hide_password=False)
+
+
+def alembic_config(database_url: str) -> Any:
+    from alembic.config import Config
+
+    config = Config(str(PROJECT_ROOT / "alembic.ini"))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    # Percent signs in passwords would otherwise be read as interpolation.
+    config.set_main_option("sqlalchemy.url", sync_database_url(database_url).replace("%", "%%"))
+    config.attributes["configure_logger"] = False
+    return config
+
+
+def migrate_to_head(database_url: str) -> None:
+    """Upgrade the database at ``database_url`` to the latest Alembic revision."""
+    from alembic import command
+
+    if is_sqlite_url(database_url):
+        _ensure_sqlite_directory(database_url)
+    command.upgrade(alembic_config(database_url), "head")

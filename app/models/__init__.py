@@ -1,0 +1,33 @@
+"""All models, imported here so the metadata is complete for Alembic and for tests."""
+
+from app.models.api_tokens import ApiToken
+from app.models.audit import AUDIT_SURFACES, AuditEvent
+from app.models.base import Base, UTCDateTime, utc_now
+from app.models.clusters import ClusterStatus, PollerLease
+from app.models.job_templates import TEMPLATE_SCOPES, JobTemplate, TemplateVersion
+from app.models.jobs import JOB_EVENT_SOURCES, JOB_STATES, Job, JobEvent
+from app.models.projects import MEMBERSHIP_ROLES, Membership, Project
+from app.models.users import User, UserClusterAccount
+
+__all__ = [
+    "AUDIT_SURFACES",
+    "JOB_EVENT_SOURCES",
+    "JOB_STATES",
+    "MEMBERSHIP_ROLES",
+    "TEMPLATE_SCOPES",
+    "ApiToken",
+    "AuditEvent",
+    "Base",
+    "ClusterStatus",
+    "Job",
+    "JobEvent",
+    "JobTemplate",
+    "Membership",
+    "PollerLease",
+    "Project",
+    "TemplateVersion",
+    "UTCDateTime",
+    "User",
+    "UserClusterAccount",
+    "utc_now",
+]
