@@ -24,9 +24,7 @@ class AuditEvent(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     at: Mapped[datetime] = mapped_column(default=utc_now, index=True)
     # Kept when the user is deleted so the trail outlives the account.
-    actor_user_id: Mapped[int | None] = mapped_column(
-        ForeignKey("users.id", ondelete="SET NULL")
-    )
+    actor_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     surface: Mapped[str] = mapped_column(String(16))
     action: Mapped[str] = mapped_column(String(64))
     target_type: Mapped[str | None] = mapped_column(String(64))

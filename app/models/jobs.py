@@ -60,9 +60,7 @@ class Job(Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(128))
     # Text, not a number: array tasks are identified as "<array job id>_<task id>".
     slurm_job_id: Mapped[str | None] = mapped_column(String(32))
-    array_parent_id: Mapped[int | None] = mapped_column(
-        ForeignKey("jobs.id", ondelete="CASCADE")
-    )
+    array_parent_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
     array_task_id: Mapped[int | None]
     name: Mapped[str] = mapped_column(String(200))
     state: Mapped[str] = mapped_column(String(32), default="submitting")

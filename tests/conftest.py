@@ -1,0 +1,121 @@
+"""Shared fixtures for the whole suite.
+
+Databases (every database test runs on both backends):
+
+- ``db_url``: the async URL of an empty, fully migrated database. Parametrized as
+  ``sqlite`` (a temporary file) and ``postgresql`` (``PORTAL_TEST_PG_URL``, default
+  ``postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test``; created if missing, wiped
+  and migrated with Alembic once per test session). Every table is emptied after each test,
+  so tests may commit freely. An unreachable PostgreSQL fails the test, it never skips.
+- ``sessionmaker``: an ``async_sessionmaker[AsyncSession]`` bound to ``db_url``; hand it to
+  code that opens its own sessions (``unit_of_work``, the poller, ``create_app``).
+- ``session``: one ``AsyncSession`` from ``sessionmaker`` for arranging data and asserting.
+- ``settings``: ``Settings`` for a development app on ``db_url`` with no clusters.
+
+Factories for test data are plain async functions in ``tests/factories.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.config import Settings
+from app.db import create_engine, create_sessionmaker, migrate_to_head
+from app.models import Base
+
+DEFAULT_TEST_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test"
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def postgres_test_url() -> str:
+    return os.environ.get("PORTAL_TEST_PG_URL", DEFAULT_TEST_PG_URL)
+
+
+def libpq_conninfo(database_url: str, database: str | None = None) -> str:
+    url = make_url(database_url).set(drivername="postgresql")
+    if database is not None:
+        url = url.set(database=database)
+    return url.render_as_string(hide_password=False)
+
+
+def recreate_postgres_database(database_url: str) -> None:
+    """Make ``database_url``'s database exist and hold nothing, or fail the test clearly."""
+    name = make_url(database_url).database
+    try:
+        with psycopg.connect(libpq_conninfo(database_url, "postgres"), autocommit=True) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            if exists.fetchone() is None:
+                conn.execute(f'CREATE DATABASE "{name}"')
+        with psycopg.connect(libpq_conninfo(database_url), autocommit=True) as conn:
+            conn.execute("DROP SCHEMA public CASCADE")
+            conn.execute("CREATE SCHEMA public")
+    except psycopg.OperationalError as error:
+        pytest.fail(f"PostgreSQL at {make_url(database_url)!r} is unreachable: {error}")
+
+
+@pytest.fixture(scope="session")
+def sqlite_database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path: Path = tmp_path_factory.mktemp("sqlite") / "portal.db"
+    url = f"sqlite+aiosqlite:///{path}"
+    migrate_to_head(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def postgresql_database_url() -> str:
+    url = postgres_test_url()
+    recreate_postgres_database(url)
+    migrate_to_head(url)
+    return url
+
+
+async def empty_all_tables(database_url: str) -> None:
+    engine = create_engine(database_url)
+    tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
+    try:
+        async with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                quoted = ", ".join(f'"{name}"' for name in tables)
+                await conn.execute(text(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE"))
+                return
+            # The job_templates <-> template_versions cycle has no safe delete order.
+            await conn.execute(text("PRAGMA defer_foreign_keys=ON"))
+            for name in tables:
+                await conn.execute(text(f'DELETE FROM "{name}"'))
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+async def db_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    url: str = request.getfixturevalue(f"{request.param}_database_url")
+    yield url
+    await empty_all_tables(url)
+
+
+@pytest.fixture
+async def sessionmaker(db_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = create_engine(db_url)
+    yield create_sessionmaker(engine)
+    await engine.dispose()
+
+
+@pytest.fixture
+async def session(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> AsyncIterator[AsyncSession]:
+    async with sessionmaker() as db_session:
+        yield db_session
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return Settings(env="dev", database_url=db_url, clusters_file=None, run_poller_in_web=False)

@@ -1,0 +1,149 @@
+"""Plain async factories for test data: each adds rows, flushes, and returns the model.
+
+They never commit; a test that needs the data visible to other sessions commits itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import (
+    Job,
+    JobTemplate,
+    Membership,
+    Project,
+    TemplateVersion,
+    User,
+    UserClusterAccount,
+)
+
+DEFAULT_CLUSTER = "testcluster"
+DEFAULT_SCRIPT = "#!/bin/bash\necho hello\n"
+_sequence = itertools.count(1)
+
+
+def _next() -> int:
+    return next(_sequence)
+
+
+async def make_user(
+    session: AsyncSession,
+    login: str | None = None,
+    *,
+    cluster_username: str | None = None,
+    cluster: str = DEFAULT_CLUSTER,
+    is_site_admin: bool = False,
+    is_active: bool = True,
+    password_hash: str | None = None,
+    email: str | None = None,
+) -> User:
+    """A user; with ``cluster_username`` also their account on ``cluster``."""
+    login = login or f"user{_next()}"
+    user = User(
+        login=login,
+        display_name=login.title(),
+        email=email if email is not None else f"{login}@example.org",
+        password_hash=password_hash,
+        is_site_admin=is_site_admin,
+        is_active=is_active,
+    )
+    if cluster_username is not None:
+        user.cluster_accounts.append(UserClusterAccount(cluster=cluster, username=cluster_username))
+    session.add(user)
+    await session.flush()
+    return user
+
+
+async def make_project(
+    session: AsyncSession,
+    name: str | None = None,
+    *,
+    slurm_account: str | None = None,
+    cluster: str = DEFAULT_CLUSTER,
+    is_active: bool = True,
+) -> Project:
+    name = name or f"project{_next()}"
+    project = Project(
+        name=name,
+        slurm_account=slurm_account or name.lower(),
+        cluster=cluster,
+        is_active=is_active,
+    )
+    session.add(project)
+    await session.flush()
+    return project
+
+
+async def add_member(
+    session: AsyncSession, user: User, project: Project, *, role: str = "member"
+) -> Membership:
+    membership = Membership(user_id=user.id, project_id=project.id, role=role)
+    session.add(membership)
+    await session.flush()
+    return membership
+
+
+async def make_template(
+    session: AsyncSession,
+    owner: User,
+    *,
+    name: str | None = None,
+    scope: str = "personal",
+    project: Project | None = None,
+    script: str = DEFAULT_SCRIPT,
+    parameter_schema: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> JobTemplate:
+    """A template with one version (1), which is also its current version."""
+    template = JobTemplate(
+        name=name or f"template{_next()}",
+        scope=scope,
+        owner_user_id=owner.id,
+        project_id=project.id if project else None,
+    )
+    session.add(template)
+    await session.flush()
+    version = TemplateVersion(
+        template_id=template.id,
+        version=1,
+        script=script,
+        parameter_schema=parameter_schema or {},
+        defaults=defaults or {},
+        created_by_user_id=owner.id,
+    )
+    session.add(version)
+    await session.flush()
+    template.current_version_id = version.id
+    await session.flush()
+    return template
+
+
+async def make_job(
+    session: AsyncSession,
+    owner: User,
+    project: Project,
+    *,
+    state: str = "pending",
+    slurm_job_id: str | None = None,
+    name: str | None = None,
+    **fields: Any,
+) -> Job:
+    """A job row; any other Job column can be given as a keyword."""
+    job = Job(
+        uuid=str(uuid.uuid4()),
+        owner_user_id=owner.id,
+        project_id=project.id,
+        cluster=project.cluster,
+        script=fields.pop("script", DEFAULT_SCRIPT),
+        name=name or f"job{_next()}",
+        state=state,
+        slurm_job_id=slurm_job_id,
+        **fields,
+    )
+    session.add(job)
+    await session.flush()
+    return job
