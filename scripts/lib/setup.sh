@@ -1,0 +1,63 @@
+# Shared set-up for scripts/run and scripts/test: installs what a fresh Debian 12 machine lacks.
+# Sourced, not executed. Every step is idempotent and quiet when there is nothing to do.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VENV=$ROOT/.venv
+# Debian's interpreter, not whatever a version manager puts first on PATH: the venv must be
+# the same on every machine.
+SYS_PYTHON=/usr/bin/python3
+
+say() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+
+apt_install() { # apt_install PACKAGE... (only the missing ones)
+  local need=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+  done
+  [ ${#need[@]} -eq 0 ] && return 0
+  say "installing ${need[*]}"
+  local made_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; made_policy=1
+  fi
+  if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  [ $made_policy = 1 ] && rm -f /usr/sbin/policy-rc.d
+  return 0
+}
+
+ensure_venv() {
+  apt_install python3 python3-venv python3-pip ca-certificates git
+  local stamp=$VENV/.installed-from
+  local want; want=$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "creating the virtualenv in .venv"
+    "$SYS_PYTHON" -m venv "$VENV"
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "installing Python dependencies"
+    "$VENV/bin/pip" install -q --upgrade pip
+    "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+    echo "$want" >"$stamp"
+  fi
+}
+
+ensure_postgres() { # a running PostgreSQL on 127.0.0.1:5432 with a postgres/postgres login
+  if ! command -v pg_ctlcluster >/dev/null || [ -z "$(ls /etc/postgresql 2>/dev/null)" ]; then
+    apt_install postgresql
+  fi
+  local version; version=$(ls /etc/postgresql | sort -V | tail -1)
+  if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+    say "starting PostgreSQL $version"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start
+    local deadline=$((SECONDS + 30))
+    until pg_isready -q -h 127.0.0.1 -p 5432; do
+      [ $SECONDS -lt $deadline ] || { say "PostgreSQL did not start"; return 1; }
+      sleep 0.5
+    done
+  fi
+  # Works whether the server trusts local TCP logins or asks for a password.
+  runuser -u postgres -- psql -q -c "ALTER USER postgres PASSWORD 'postgres'" >/dev/null
+}
+
+ensure_chromium() { apt_install chromium fonts-dejavu-core; }
