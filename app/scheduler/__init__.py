@@ -1,0 +1,1 @@
+"""Scheduler library: a small, framework-free interface to batch schedulers (Slurm)."""

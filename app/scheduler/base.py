@@ -1,0 +1,110 @@
+"""The scheduler interface every adapter implements."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from app.scheduler.types import (
+    Association,
+    ClusterStatus,
+    FileChunk,
+    JobInfo,
+    JobSpec,
+    PartitionInfo,
+)
+
+
+@runtime_checkable
+class SchedulerAdapter(Protocol):
+    """What the portal may ask of a cluster's batch scheduler.
+
+    Methods taking ``as_user`` act with that user's own identity on the cluster, so the
+    scheduler's permission checks apply. Listing methods use the portal's service identity
+    and make exactly one scheduler call however many jobs exist.
+    """
+
+    async def submit(self, spec: JobSpec, as_user: str) -> str:
+        """Submit a batch job and return its id.
+
+        Raises InvalidSpec before contacting the cluster, SubmitRejected when the scheduler
+        refuses, SchedulerUnavailable/SchedulerTimeout when it cannot be reached.
+        """
+        ...
+
+    async def preflight(self, spec: JobSpec, as_user: str) -> None:
+        """Check that ``spec`` would be accepted; raise PreflightFailed listing the problems.
+
+        Creates missing log directories as the user where possible.
+        """
+        ...
+
+    async def queue(self) -> list[JobInfo]:
+        """All jobs the scheduler currently holds in memory (pending, running, recent)."""
+        ...
+
+    async def accounting(
+        self, job_ids: Sequence[str] | None = None, since: datetime | None = None
+    ) -> list[JobInfo]:
+        """Accounting records for the given jobs, or for all jobs since ``since``."""
+        ...
+
+    async def cancel(self, job_ids: Sequence[str], as_user: str) -> None:
+        """Cancel jobs; PermissionDenied if they belong to someone else."""
+        ...
+
+    async def hold(self, job_ids: Sequence[str], as_user: str) -> None:
+        """Keep pending jobs from starting."""
+        ...
+
+    async def release(self, job_ids: Sequence[str], as_user: str) -> None:
+        """Let held jobs start again."""
+        ...
+
+    async def read_file(self, path: str, offset: int, limit: int, as_user: str) -> FileChunk:
+        """Read up to ``limit`` bytes from ``offset`` of a file under the allowed roots."""
+        ...
+
+    def follow(
+        self, path: str, as_user: str, *, offset: int = 0, interval: float = 1.0
+    ) -> AsyncIterator[bytes]:
+        """Yield new bytes appended to a file, polling every ``interval`` seconds."""
+        ...
+
+    async def partitions(self) -> list[PartitionInfo]:
+        """The cluster's partitions with limits and capacity."""
+        ...
+
+    async def associations(self, user: str) -> list[Association]:
+        """Accounts (and partitions/QOS) the user may charge."""
+        ...
+
+    async def ping(self) -> ClusterStatus:
+        """Probe whether the scheduler answers."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections and clients."""
+        ...
+
+
+async def follow_file(
+    adapter: SchedulerAdapter,
+    path: str,
+    as_user: str,
+    *,
+    offset: int = 0,
+    interval: float = 1.0,
+    chunk: int = 65536,
+) -> AsyncIterator[bytes]:
+    """Poll ``read_file`` and yield whatever was appended since the last read."""
+    position = offset
+    while True:
+        piece = await adapter.read_file(path, position, chunk, as_user)
+        if piece.data:
+            yield piece.data
+        position = piece.next_offset
+        if piece.eof:
+            await asyncio.sleep(interval)

@@ -1,0 +1,161 @@
+"""Typed errors raised by scheduler adapters, and classifiers for Slurm's error texts."""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+
+class SchedulerError(Exception):
+    """Base class of every error the scheduler library raises."""
+
+
+class SchedulerUnavailable(SchedulerError):
+    """The scheduler or the login host could not be reached or answered nonsense."""
+
+
+class SchedulerTimeout(SchedulerUnavailable):
+    """A scheduler command did not finish within its deadline."""
+
+
+class JobNotFound(SchedulerError):
+    """The scheduler does not know the job id (any more)."""
+
+
+class PermissionDenied(SchedulerError):
+    """The acting user may not do this (e.g. cancel another user's job)."""
+
+
+class InvalidSpec(SchedulerError):
+    """A job spec or request failed validation before anything reached the scheduler."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class PreflightFailed(SchedulerError):
+    """A submission would fail; ``problems`` lists (field, plain-language message)."""
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(f"{field}: {msg}" for field, msg in self.problems))
+
+
+class RejectKind(enum.StrEnum):
+    """Why the scheduler refused a submission."""
+
+    INVALID_ACCOUNT = "invalid_account"
+    INVALID_PARTITION = "invalid_partition"
+    TIME_LIMIT = "time_limit"
+    QOS_LIMIT = "qos_limit"
+    ASSOCIATION_LIMIT = "association_limit"
+    BAD_GRES = "bad_gres"
+    BAD_DIRECTIVE = "bad_directive"
+    SCRIPT_ERROR = "script_error"
+    OTHER = "other"
+
+
+class SubmitRejected(SchedulerError):
+    """The scheduler refused the job; ``message`` is for people, ``raw`` for logs."""
+
+    def __init__(self, kind: RejectKind, message: str, raw: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.raw = raw
+
+
+# (pattern on the lowercased text, kind, plain message). Order matters: the first match wins,
+# and the more specific association/QOS texts come before the generic ones.
+_RULES: tuple[tuple[str, RejectKind, str], ...] = (
+    (
+        r"invalid account|account.*(not|no) valid|invalid account or account/partition",
+        RejectKind.INVALID_ACCOUNT,
+        "The account does not exist or you are not a member of it.",
+    ),
+    (
+        r"invalid partition",
+        RejectKind.INVALID_PARTITION,
+        "The partition does not exist or is not available to you.",
+    ),
+    (
+        r"association.*limit|assoc.*limit|job violates accounting/qos policy",
+        RejectKind.ASSOCIATION_LIMIT,
+        "The request exceeds a limit of your account.",
+    ),
+    (
+        r"time limit|timelimit",
+        RejectKind.TIME_LIMIT,
+        "The requested time limit is longer than the partition or your allocation allows.",
+    ),
+    (r"qos", RejectKind.QOS_LIMIT, "The request exceeds a limit of the quality of service (QOS)."),
+    (
+        r"gres|generic resource",
+        RejectKind.BAD_GRES,
+        "The requested GPUs or generic resources do not exist on this cluster.",
+    ),
+    (
+        r"unrecognized option|invalid option|unknown key|try \"sbatch --help\"",
+        RejectKind.BAD_DIRECTIVE,
+        "The job contains an option Slurm does not understand.",
+    ),
+    (
+        r"script|interpreter|#!|zero length|dos line breaks",
+        RejectKind.SCRIPT_ERROR,
+        "The job script is not valid.",
+    ),
+)
+
+
+def _classify(text: str) -> SubmitRejected:
+    lowered = text.lower()
+    for pattern, kind, message in _RULES:
+        if re.search(pattern, lowered):
+            return SubmitRejected(kind, message, text)
+    summary = _last_error_line(text) or "The scheduler refused the job."
+    return SubmitRejected(RejectKind.OTHER, summary, text)
+
+
+def _last_error_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return re.sub(r"^(sbatch: )?(error: )?", "", lines[-1])
+
+
+def classify_sbatch_error(text: str) -> SubmitRejected:
+    """Turn sbatch's stderr into a SubmitRejected with a plain-language message."""
+    return _classify(text)
+
+
+def rest_error_texts(errors: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Pull human-readable texts out of a slurmrestd ``errors[]`` array (any version)."""
+    texts: list[str] = []
+    for item in errors:
+        text = item.get("error") or item.get("description") or ""
+        if text:
+            texts.append(str(text))
+    return texts
+
+
+def classify_rest_errors(errors: Sequence[Mapping[str, Any]]) -> SubmitRejected:
+    """Turn a slurmrestd submit response's ``errors[]`` into a SubmitRejected."""
+    return _classify("\n".join(rest_error_texts(errors)))
+
+
+class FileUnavailable(SchedulerError):
+    """A file on the cluster is missing, unreadable or outside the allowed roots."""
+
+
+def classify_control_error(text: str) -> SchedulerError:
+    """Map scancel/scontrol/slurmrestd texts for job actions onto typed errors."""
+    lowered = text.lower()
+    if "permission denied" in lowered or "access/permission" in lowered:
+        return PermissionDenied("You can only change your own jobs: " + _last_error_line(text))
+    if "invalid job id" in lowered or "unable to find" in lowered:
+        return JobNotFound(_last_error_line(text) or "unknown job")
+    return SchedulerError(_last_error_line(text) or "the scheduler refused the request")

@@ -1,0 +1,47 @@
+"""Builds one scheduler adapter per configured cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.config import ClusterConfig, Transport
+from app.scheduler.errors import SchedulerError
+from app.scheduler.slurm.adapter import SlurmAdapter
+from app.scheduler.slurm.rest import RestTransport
+from app.scheduler.slurm.ssh import SshTransport
+
+
+class UnknownCluster(SchedulerError):
+    """No cluster of that name is configured."""
+
+
+def build_adapter(config: ClusterConfig, transport: Transport | None = None) -> SlurmAdapter:
+    """An adapter for ``config``; ``transport`` overrides the configured one."""
+    chosen = transport or config.transport
+    rest = RestTransport(config) if chosen == "rest" else None
+    return SlurmAdapter(config, SshTransport(config), rest)
+
+
+class SchedulerRegistry:
+    """Adapters by cluster name; create once at start-up, close at shutdown."""
+
+    def __init__(self, configs: Mapping[str, ClusterConfig]) -> None:
+        self._adapters: dict[str, SchedulerAdapter] = {
+            name: build_adapter(config) for name, config in configs.items()
+        }
+
+    def get(self, cluster: str) -> SchedulerAdapter:
+        """The adapter for ``cluster``; UnknownCluster if it is not configured."""
+        try:
+            return self._adapters[cluster]
+        except KeyError:
+            raise UnknownCluster(f"unknown cluster {cluster!r}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._adapters)
+
+    async def close(self) -> None:
+        """Close every adapter."""
+        for adapter in self._adapters.values():
+            await adapter.close()

@@ -1,0 +1,1 @@
+"""Slurm implementation of the scheduler interface: argv builders, parsers, transports."""

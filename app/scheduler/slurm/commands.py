@@ -1,0 +1,272 @@
+"""Pure argv builders for the Slurm command-line tools.
+
+Every builder returns a list of strings for ``shlex.join``; nothing here touches a shell,
+the network or the clock. Query commands run under ``TZ=UTC`` so timestamps parse
+without knowing the cluster's local zone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+
+from app.scheduler.errors import InvalidSpec
+from app.scheduler.types import JobSpec
+
+SEP = "\x1f"
+"""Field separator for squeue/sacct/sinfo output: cannot occur in names or paths."""
+
+_JOB_ID = re.compile(r"\d{1,12}(_\d{1,7})?")
+_USER = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
+_UTC = ["env", "TZ=UTC"]
+
+# (key, squeue --Format field). Kept narrow: the JSON form is ~18x slower and in
+# 22.05 ignores filters. Every field but the last gets SEP as its suffix; ":0" asks
+# for no minimum width, so nothing is padded or truncated.
+SQUEUE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("job_id", "JobArrayID"),
+    ("raw_job_id", "JobID"),
+    ("state", "State"),
+    ("reason", "Reason"),
+    ("name", "Name"),
+    ("user", "UserName"),
+    ("account", "Account"),
+    ("partition", "Partition"),
+    ("qos", "QOS"),
+    ("submit_time", "SubmitTime"),
+    ("start_time", "StartTime"),
+    ("end_time", "EndTime"),
+    ("time_limit", "TimeLimit"),
+    ("time_used", "TimeUsed"),
+    ("tres_alloc", "tres-alloc"),
+    ("nodes", "NodeList"),
+    ("work_dir", "WorkDir"),
+    ("stdout", "STDOUT"),
+    ("stderr", "STDERR"),
+    ("comment", "Comment"),
+)
+
+SACCT_FIELDS: tuple[str, ...] = (
+    "JobID",
+    "JobIDRaw",
+    "JobName",
+    "State",
+    "ExitCode",
+    "Reason",
+    "Submit",
+    "Start",
+    "End",
+    "ElapsedRaw",
+    "TotalCPU",
+    "MaxRSS",
+    "AllocTRES",
+    "ReqMem",
+    "Timelimit",
+    "Account",
+    "User",
+    "Partition",
+    "NodeList",
+    "WorkDir",
+    "Comment",
+    "QOS",
+)
+
+SINFO_FIELDS: tuple[tuple[str, str], ...] = (
+    ("partition", "%P"),
+    ("avail", "%a"),
+    ("max_time", "%l"),
+    ("default_time", "%L"),
+    ("nodes", "%F"),
+    ("cpus", "%C"),
+)
+
+
+def check_job_ids(job_ids: Iterable[str]) -> list[str]:
+    """Return the ids as a list, refusing anything but ``123`` or ``123_4``."""
+    ids = [str(job_id) for job_id in job_ids]
+    for job_id in ids:
+        if not _JOB_ID.fullmatch(job_id):
+            raise InvalidSpec("job_id", f"not a job id: {job_id[:40]!r}")
+    return ids
+
+
+def check_user(user: str) -> str:
+    """Return ``user`` if it is a plausible POSIX user name, else raise InvalidSpec."""
+    if not _USER.fullmatch(user):
+        raise InvalidSpec("user", "not a valid user name")
+    return user
+
+
+def format_minutes(minutes: int) -> str:
+    """Render minutes in Slurm's ``D-HH:MM:SS`` form."""
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    return f"{days}-{hours:02d}:{mins:02d}:00"
+
+
+def _resource_options(spec: JobSpec) -> list[str]:
+    options: list[str] = []
+    if spec.time_limit_minutes is not None:
+        options.append(f"--time={format_minutes(spec.time_limit_minutes)}")
+    for flag, value in (
+        ("--cpus-per-task", spec.cpus_per_task),
+        ("--ntasks", spec.ntasks),
+        ("--nodes", spec.nodes),
+    ):
+        if value is not None:
+            options.append(f"{flag}={value}")
+    if spec.memory_mb is not None:
+        options.append(f"--mem={spec.memory_mb}M")
+    if spec.mem_per_cpu_mb is not None:
+        options.append(f"--mem-per-cpu={spec.mem_per_cpu_mb}M")
+    if spec.gres:
+        parts = [":".join(p for p in (g.name, g.type, str(g.count)) if p) for g in spec.gres]
+        options.append("--gres=" + ",".join(parts))
+    return options
+
+
+def _named_options(spec: JobSpec) -> list[str]:
+    pairs = (
+        ("--job-name", spec.name),
+        ("--account", spec.account),
+        ("--partition", spec.partition),
+        ("--qos", spec.qos),
+        ("--array", spec.array),
+        ("--chdir", spec.working_dir),
+        ("--output", spec.stdout),
+        ("--error", spec.stderr),
+        ("--dependency", spec.dependency),
+        ("--comment", spec.comment),
+        ("--begin", spec.begin),
+    )
+    return [f"{flag}={value}" for flag, value in pairs if value is not None]
+
+
+def sbatch_argv(spec: JobSpec, *, test_only: bool = False) -> list[str]:
+    """argv for ``sbatch --parsable``; the script itself is sent on stdin.
+
+    Variables from ``spec.environment`` are set with ``env`` in front of sbatch, so
+    their values never pass through sbatch's comma-separated ``--export`` syntax.
+    """
+    argv: list[str] = []
+    if spec.environment:
+        argv += ["env", *(f"{key}={value}" for key, value in spec.environment.items())]
+    argv += ["sbatch", "--parsable"]
+    if test_only:
+        argv.append("--test-only")
+    argv += _named_options(spec) + _resource_options(spec)
+    argv.append("--export=ALL" if spec.export_env or spec.environment else "--export=NONE")
+    if spec.hold:
+        argv.append("--hold")
+    return argv
+
+
+def squeue_argv(user: str | None = None) -> list[str]:
+    """argv for one squeue call listing every job (or one user's) in the narrow format."""
+    fields = [f"{name}:0{SEP}" for _, name in SQUEUE_FIELDS[:-1]]
+    fields.append(f"{SQUEUE_FIELDS[-1][1]}:0")
+    argv = [*_UTC, "squeue", "--noheader", "--all", f"--Format={','.join(fields)}"]
+    if user is not None:
+        argv.append(f"--user={check_user(user)}")
+    return argv
+
+
+def sacct_argv(
+    job_ids: Sequence[str] | None = None,
+    since: datetime | None = None,
+    *,
+    until: datetime | None = None,
+) -> list[str]:
+    """argv for one sacct call with step rows (for MaxRSS) in the explicit field table."""
+    argv = [
+        *_UTC,
+        "sacct",
+        "--noheader",
+        "--parsable2",
+        f"--delimiter={SEP}",
+        "--allusers",
+        f"--format={','.join(SACCT_FIELDS)}",
+    ]
+    if job_ids:
+        argv.append("--jobs=" + ",".join(check_job_ids(job_ids)))
+    if since is not None:
+        argv.append("--starttime=" + _utc_text(since))
+        argv.append("--endtime=" + (_utc_text(until) if until is not None else "now"))
+    return argv
+
+
+def _utc_text(moment: datetime) -> str:
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def scancel_argv(job_ids: Sequence[str]) -> list[str]:
+    """argv cancelling the given jobs."""
+    return ["scancel", *check_job_ids(job_ids)]
+
+
+def hold_argv(job_ids: Sequence[str]) -> list[str]:
+    """argv holding the given pending jobs."""
+    return ["scontrol", "hold", ",".join(check_job_ids(job_ids))]
+
+
+def release_argv(job_ids: Sequence[str]) -> list[str]:
+    """argv releasing the given held jobs."""
+    return ["scontrol", "release", ",".join(check_job_ids(job_ids))]
+
+
+def sinfo_argv() -> list[str]:
+    """argv for one summary line per partition."""
+    fmt = SEP.join(code for _, code in SINFO_FIELDS)
+    return [*_UTC, "sinfo", "--noheader", f"--format={fmt}"]
+
+
+def associations_argv(user: str) -> list[str]:
+    """argv listing the user's associations as ``account|partition|qos`` lines."""
+    return [
+        "sacctmgr",
+        "--noheader",
+        "--parsable2",
+        "show",
+        "associations",
+        "where",
+        f"user={check_user(user)}",
+        "format=Account,Partition,QOS",
+    ]
+
+
+def realpath_argv(path: str) -> list[str]:
+    """argv resolving symlinks; fails if the file does not exist."""
+    return ["realpath", "-e", "--", path]
+
+
+# A constant script: the path and numbers arrive as positional parameters, so they are
+# data to the shell, never code. The first output line is the size, the rest the bytes.
+_READ_SCRIPT = (
+    'stat -L -c %s -- "$1" || exit 2; '
+    'exec dd if="$1" bs=65536 skip="$2" count="$3" iflag=skip_bytes,count_bytes status=none'
+)
+
+
+def read_chunk_argv(path: str, offset: int, limit: int) -> list[str]:
+    """argv printing the file size on one line followed by ``limit`` bytes from ``offset``."""
+    if offset < 0 or limit < 0:
+        raise InvalidSpec("offset", "must not be negative")
+    return ["sh", "-c", _READ_SCRIPT, "sh", path, str(offset), str(limit)]
+
+
+_MKDIR_SCRIPT = (
+    'for d; do mkdir -p -- "$d" 2>/dev/null && test -w "$d" || printf "%s\\n" "$d"; done'
+)
+
+
+def ensure_dirs_argv(directories: Sequence[str]) -> list[str]:
+    """argv creating directories; prints each one that is missing or not writable."""
+    return ["sh", "-c", _MKDIR_SCRIPT, "sh", *directories]
+
+
+def begin_in(delay: timedelta) -> str:
+    """A ``--begin`` value ``delay`` from now, in Slurm's relative syntax."""
+    return f"now+{max(0, int(delay.total_seconds()))}"

@@ -1,0 +1,160 @@
+"""slurmrestd transport: keep-alive httpx client, per-user JWTs, version discovery.
+
+slurmrestd in 22.05 reports authentication failures as HTTP 500 and puts details in
+``errors[]`` even on 200, so every response goes through ``_checked``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+
+from app.scheduler.config import ClusterConfig
+from app.scheduler.errors import (
+    PermissionDenied,
+    SchedulerError,
+    SchedulerTimeout,
+    SchedulerUnavailable,
+    classify_control_error,
+    classify_rest_errors,
+    rest_error_texts,
+)
+from app.scheduler.slurm.commands import check_user
+from app.scheduler.slurm.rest_parsing import API_VERSIONS, SUPPORTED_VERSIONS
+
+
+class RestTokens:
+    """Mints HS256 tokens (``sun`` = user name) and caches them until near expiry."""
+
+    def __init__(self, config: ClusterConfig, *, lifetime: int = 300) -> None:
+        self._config = config
+        self._lifetime = lifetime
+        self._key: bytes | None = None
+        self._cache: dict[str, tuple[float, str]] = {}
+
+    def token_for(self, user: str) -> str:
+        """A token acting as ``user``; refuses root and the Slurm user (they act for anyone)."""
+        check_user(user)
+        if user in self._config.forbidden_users:
+            raise PermissionDenied(f"refusing to mint a token for {user!r}")
+        now = time.time()
+        cached = self._cache.get(user)
+        if cached is not None and cached[0] - 30 > now:
+            return cached[1]
+        if self._key is None:
+            self._key = Path(self._config.jwt_key).read_bytes()
+        expires = now + self._lifetime
+        claims = {"sun": user, "iat": int(now), "exp": int(expires)}
+        token = jwt.encode(claims, self._key, algorithm="HS256")
+        self._cache[user] = (expires, token)
+        return token
+
+
+class RestTransport:
+    """Sends requests to slurmrestd as a given user (or the service user)."""
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        timeout: float = 30.0,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.config = config
+        self.tokens = RestTokens(config)
+        self._client = client or httpx.AsyncClient(base_url=config.rest_url, timeout=timeout)
+        self._version: str | None = None
+
+    async def version(self) -> str:
+        """The newest API version both slurmrestd and this library speak."""
+        if self._version is None:
+            spec = await self._send("GET", "/openapi/v3", None)
+            paths = spec.get("paths", {})
+            offered = [v for v in API_VERSIONS if f"/slurm/{v}/ping" in paths]
+            usable = [v for v in offered if v in SUPPORTED_VERSIONS]
+            if not usable:
+                raise SchedulerUnavailable(f"no supported slurmrestd API (offers {offered})")
+            self._version = usable[0]
+        return self._version
+
+    async def call(
+        self,
+        method: str,
+        endpoint: str,
+        *,
+        as_user: str | None = None,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, str] | None = None,
+        db: bool = False,
+    ) -> dict[str, Any]:
+        """Call ``/slurm[db]/<version>/<endpoint>`` and return the decoded JSON body."""
+        version = await self.version()
+        prefix = "slurmdb" if db else "slurm"
+        return await self._send(
+            method, f"/{prefix}/{version}/{endpoint}", as_user, body=body, params=params
+        )
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        as_user: str | None,
+        *,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        user = as_user or self.config.service_user
+        headers = {"X-SLURM-USER-NAME": user, "X-SLURM-USER-TOKEN": self.tokens.token_for(user)}
+        try:
+            response = await self._client.request(
+                method, path, headers=headers, json=body, params=params
+            )
+        except httpx.TimeoutException as exc:
+            raise SchedulerTimeout(f"slurmrestd did not answer {path}") from exc
+        except httpx.HTTPError as exc:
+            raise SchedulerUnavailable(f"cannot reach slurmrestd: {exc}") from exc
+        return _checked(response)
+
+    async def close(self) -> None:
+        """Close the HTTP client and its keep-alive connections."""
+        await self._client.aclose()
+
+
+class RestRequestFailed(SchedulerError):
+    """slurmrestd answered with errors; ``errors`` holds its ``errors[]`` entries."""
+
+    def __init__(self, status: int, errors: Sequence[Mapping[str, Any]]) -> None:
+        self.status = status
+        self.errors = errors
+        texts = rest_error_texts(errors)
+        super().__init__("; ".join(texts) or f"slurmrestd returned HTTP {status}")
+
+    def as_submit_error(self) -> SchedulerError:
+        """The SubmitRejected this failure means for a job submission."""
+        if self.status == 401:
+            return PermissionDenied("slurmrestd refused the credentials")
+        return classify_rest_errors(self.errors)
+
+    def as_control_error(self) -> SchedulerError:
+        """The typed error this failure means for cancel/hold/release."""
+        return classify_control_error("\n".join(rest_error_texts(self.errors)) or str(self))
+
+
+def _checked(response: httpx.Response) -> dict[str, Any]:
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict):
+        if response.status_code == 401:
+            raise RestRequestFailed(401, [{"error": "Authentication failure"}])
+        raise SchedulerUnavailable(f"slurmrestd returned HTTP {response.status_code}")
+    errors = [e for e in payload.get("errors", []) if isinstance(e, dict)]
+    if response.status_code >= 400 or errors:
+        raise RestRequestFailed(response.status_code, errors)
+    return payload

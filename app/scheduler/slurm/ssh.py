@@ -1,0 +1,219 @@
+"""asyncssh transport: pooled connections per (cluster, user), user certificates, caps.
+
+Users log in with short-lived certificates signed by the cluster's user CA, so the job
+runs under their own Unix identity and nothing per-user is stored. Listing commands use
+the service identity (``service_user`` + ``service_key``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import asyncssh
+
+from app.scheduler.config import ClusterConfig
+from app.scheduler.errors import (
+    PermissionDenied,
+    SchedulerError,
+    SchedulerTimeout,
+    SchedulerUnavailable,
+)
+from app.scheduler.slurm.commands import check_user
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """Exit status and output of one remote command."""
+
+    exit_status: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def text(self) -> str:
+        """stdout decoded as UTF-8 (invalid bytes replaced)."""
+        return self.stdout.decode("utf-8", "replace")
+
+
+class OutputTooLarge(SchedulerError):
+    """A command printed more than the transport's output cap."""
+
+
+class UserCertificates:
+    """Mints and caches short-lived SSH user certificates signed by the cluster's CA."""
+
+    def __init__(self, config: ClusterConfig, *, lifetime: int = 300) -> None:
+        self._config = config
+        self._lifetime = lifetime
+        self._ca: Any = None
+        self._cache: dict[str, tuple[float, Any, Any]] = {}
+
+    def credentials_for(self, user: str) -> tuple[Any, Any]:
+        """Return (private key, certificate) for ``user``; refuses root and the Slurm user."""
+        check_user(user)
+        if user in self._config.forbidden_users or user == self._config.service_user:
+            raise PermissionDenied(f"refusing to mint a login certificate for {user!r}")
+        now = time.time()
+        cached = self._cache.get(user)
+        if cached is not None and cached[0] - 60 > now:
+            return cached[1], cached[2]
+        if self._ca is None:
+            self._ca = asyncssh.read_private_key(self._config.user_ca_key)
+        key = asyncssh.generate_private_key("ssh-ed25519")
+        # Backdating covers small clock skew between the portal and the login node.
+        cert = self._ca.generate_user_certificate(
+            key,
+            f"hpc-portal:{user}:{secrets.token_hex(4)}",
+            principals=[user],
+            valid_after=int(now) - 60,
+            valid_before=int(now) + self._lifetime,
+        )
+        self._cache[user] = (now + self._lifetime, key, cert)
+        return key, cert
+
+
+@dataclass(slots=True)
+class _Entry:
+    conn: Any
+    last_used: float
+
+
+class SshTransport:
+    """Runs argv on the cluster's login host as a user or as the service identity."""
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        *,
+        command_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        idle_timeout: float = 300.0,
+        output_cap: int = 64 * 1024 * 1024,
+        keepalive: float = 30.0,
+    ) -> None:
+        self.config = config
+        self.command_timeout = command_timeout
+        self.connect_timeout = connect_timeout
+        self.idle_timeout = idle_timeout
+        self.output_cap = output_cap
+        self.keepalive = keepalive
+        self.certificates = UserCertificates(config)
+        self._pool: dict[tuple[str, str], _Entry] = {}
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        *,
+        as_user: str | None = None,
+        stdin: str | None = None,
+        deadline: float | None = None,
+    ) -> CommandResult:
+        """Run ``argv`` (quoted with shlex.join) and return its status and output.
+
+        ``as_user=None`` means the service identity. A dropped pooled connection is
+        reopened once; exceeding ``deadline``
+        seconds (default ``command_timeout``) raises SchedulerTimeout.
+        """
+        command = shlex.join(argv)
+        user = as_user or self.config.service_user
+        for attempt in (1, 2):
+            conn = await self._connection(user)
+            try:
+                return await asyncio.wait_for(
+                    self._exec(conn, command, stdin), deadline or self.command_timeout
+                )
+            except TimeoutError:
+                raise SchedulerTimeout(f"{argv[0]} did not finish in time") from None
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
+                await self._evict((self.config.name, user))
+                if attempt == 2:
+                    raise SchedulerUnavailable(f"connection lost: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    async def _exec(self, conn: Any, command: str, stdin: str | None) -> CommandResult:
+        async with conn.create_process(command, encoding=None) as proc:
+            if stdin is not None:
+                proc.stdin.write(stdin.encode())
+            proc.stdin.write_eof()
+            out, err = await asyncio.gather(
+                self._read_capped(proc.stdout), self._read_capped(proc.stderr)
+            )
+            completed = await proc.wait()
+        status = completed.exit_status if completed.exit_status is not None else 255
+        return CommandResult(status, out, err.decode("utf-8", "replace"))
+
+    async def _read_capped(self, stream: Any) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        while chunk := await stream.read(65536):
+            size += len(chunk)
+            if size > self.output_cap:
+                raise OutputTooLarge(f"command output exceeded {self.output_cap} bytes")
+            parts.append(chunk)
+        return b"".join(parts)
+
+    async def _connection(self, user: str) -> Any:
+        key = (self.config.name, user)
+        await self._evict_idle()
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            entry = self._pool.get(key)
+            if entry is None:
+                entry = _Entry(await self._connect(user), time.monotonic())
+                self._pool[key] = entry
+            entry.last_used = time.monotonic()
+            return entry.conn
+
+    async def _connect(self, user: str) -> Any:
+        if user == self.config.service_user:
+            client_keys: Any = [asyncssh.read_private_key(self.config.service_key)]
+        else:
+            client_keys = [self.certificates.credentials_for(user)]
+        try:
+            return await asyncio.wait_for(
+                asyncssh.connect(
+                    self.config.login_host,
+                    port=self.config.login_port,
+                    username=user,
+                    client_keys=client_keys,
+                    known_hosts=self.config.known_hosts or None,
+                    agent_path=None,
+                    keepalive_interval=self.keepalive,
+                ),
+                self.connect_timeout,
+            )
+        except asyncssh.PermissionDenied as exc:
+            raise PermissionDenied(f"login as {user} refused: {exc.reason}") from exc
+        except (OSError, asyncssh.Error, TimeoutError) as exc:
+            raise SchedulerUnavailable(f"cannot reach {self.config.login_host}: {exc}") from exc
+
+    async def _evict(self, key: tuple[str, str]) -> None:
+        entry = self._pool.pop(key, None)
+        if entry is not None:
+            entry.conn.close()
+
+    async def _evict_idle(self) -> None:
+        cutoff = time.monotonic() - self.idle_timeout
+        for key in [k for k, e in self._pool.items() if e.last_used < cutoff]:
+            await self._evict(key)
+
+    @property
+    def open_connections(self) -> int:
+        """How many pooled connections are open."""
+        return len(self._pool)
+
+    async def close(self) -> None:
+        """Close every pooled connection."""
+        entries = list(self._pool.values())
+        self._pool.clear()
+        for entry in entries:
+            entry.conn.close()
+        for entry in entries:
+            await entry.conn.wait_closed()
