@@ -12,6 +12,13 @@ Databases (every database test runs on both backends):
 - ``session``: one ``AsyncSession`` from ``sessionmaker`` for arranging data and asserting.
 - ``settings``: ``Settings`` for a development app on ``db_url`` with no clusters.
 
+Application:
+
+- ``app``: ``create_app(settings)`` with its lifespan running (engine and sessionmaker on
+  ``app.state``). Override ``settings`` in a test module to change the configuration.
+- ``client``: an ``httpx.AsyncClient`` talking to ``app`` in-process at http://testserver;
+  server errors come back as 500 responses instead of being raised.
+
 Factories for test data are plain async functions in ``tests/factories.py``.
 """
 
@@ -21,14 +28,17 @@ import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
+from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head
+from app.main import create_app
 from app.models import Base
 
 DEFAULT_TEST_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test"
@@ -119,3 +129,17 @@ async def session(
 @pytest.fixture
 def settings(db_url: str) -> Settings:
     return Settings(env="dev", database_url=db_url, clusters_file=None, run_poller_in_web=False)
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http

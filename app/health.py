@@ -1,0 +1,51 @@
+"""``/healthz``: database reachability and what the poller last saw of each cluster."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import select, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.models import ClusterStatus
+
+logger = logging.getLogger(__name__)
+router = APIRouter()
+
+
+def describe_cluster(status: ClusterStatus | None) -> dict[str, Any]:
+    """A cluster counts as reachable once contacted and not failing since."""
+    if status is None:
+        return {"last_contact_at": None, "reachable": False, "last_error": None}
+    is_reachable = status.last_contact_at is not None and status.consecutive_failures == 0
+    return {
+        "last_contact_at": status.last_contact_at.isoformat() if status.last_contact_at else None,
+        "reachable": is_reachable,
+        "last_error": status.last_error,
+    }
+
+
+async def read_cluster_statuses(session: AsyncSession) -> dict[str, ClusterStatus]:
+    await session.execute(text("SELECT 1"))
+    rows = await session.scalars(select(ClusterStatus))
+    return {row.cluster: row for row in rows}
+
+
+@router.get("/healthz", include_in_schema=False)
+async def healthz(request: Request) -> JSONResponse:
+    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    configured: list[str] = list(request.app.state.clusters)
+    try:
+        async with sessionmaker() as session:
+            statuses = await read_cluster_statuses(session)
+    except (SQLAlchemyError, OSError):
+        logger.warning("health check: database unavailable", exc_info=True)
+        body = {"database": "error", "clusters": {}}
+        return JSONResponse(body, status_code=503)
+    names = sorted(set(configured) | set(statuses))
+    clusters = {name: describe_cluster(statuses.get(name)) for name in names}
+    return JSONResponse({"database": "ok", "clusters": clusters})

@@ -1,0 +1,54 @@
+"""Jinja2 templates with block rendering, so a page's named block doubles as an HTMX fragment."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+from jinja2_fragments.fastapi import Jinja2Blocks
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+
+def is_htmx(request: Request) -> bool:
+    """True when the request was made by htmx (and so wants a fragment, not a page)."""
+    return request.headers.get("HX-Request") == "true"
+
+
+def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
+    templates = Jinja2Blocks(directory=str(directory))
+    templates.env.globals["site_name"] = "HPC Portal"
+    return templates
+
+
+@lru_cache(maxsize=1)
+def templates() -> Any:
+    """The application's shared template set (Jinja2Blocks), built once."""
+    return create_templates()
+
+
+def render(
+    request: Request,
+    name: str,
+    context: Mapping[str, Any] | None = None,
+    block: str | None = None,
+    *,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """Render a whole page, or only ``block`` of it when a fragment is wanted."""
+    values = dict(context or {})
+    values.setdefault("is_htmx", is_htmx(request))
+    response: Response = templates().TemplateResponse(
+        request,
+        name,
+        values,
+        status_code=status_code,
+        headers=dict(headers) if headers else None,
+        block_name=block,
+    )
+    return response
