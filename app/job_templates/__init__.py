@@ -1,0 +1,1 @@
+"""Job templates: parameter schemas, safe rendering into a JobRequest, and versioned storage."""

@@ -1,0 +1,215 @@
+"""Turns one submitted form value into a typed value, or a plain-language complaint.
+
+Every check here is what stands between a browser and the job script or sbatch's argv, so
+each type accepts only the shape it names and refuses control characters outright.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.job_templates.context import SubmitContext
+from app.job_templates.schema import DEFAULT_MAX_LENGTH, Parameter
+from app.job_templates.values import (
+    format_duration,
+    format_memory,
+    parse_duration,
+    parse_memory,
+)
+from app.scheduler.errors import InvalidSpec
+from app.scheduler.validation import resolve_log_path
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_INTEGER = re.compile(r"[+-]?\d{1,12}")
+_NUMBER = re.compile(r"[+-]?(\d{1,12}(\.\d{0,12})?|\.\d{1,12})([eE][+-]?\d{1,3})?")
+_IDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_PATH_CHARS = re.compile(r"/[A-Za-z0-9_.+%@=,/ -]*")
+_ARRAY = re.compile(r"\d{1,7}(-\d{1,7}(:\d{1,7})?)?(,\d{1,7}(-\d{1,7}(:\d{1,7})?)?)*(%\d{1,7})?")
+_TRUE = frozenset({"on", "true", "1", "yes"})
+_FALSE = frozenset({"", "off", "false", "0", "no"})
+MAX_GPUS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class GpuRequest:
+    type: str | None
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.count}" if self.type else str(self.count)
+
+
+def is_empty(raw: Any) -> bool:
+    if raw is None:
+        return True
+    if isinstance(raw, str):
+        return raw.strip() == ""
+    if isinstance(raw, dict):
+        return is_empty(raw.get("count"))
+    return False
+
+
+def _text(raw: Any) -> str:
+    if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+        raise ValueError("must be plain text")
+    text = str(raw)
+    if _CONTROL.search(text):
+        raise ValueError("must be a single line without control characters")
+    return text.strip()
+
+
+def _bounded(parameter: Parameter, value: float, shown: str | None = None) -> None:
+    if parameter.min is not None and value < parameter.min:
+        raise ValueError(f"must be at least {shown or _plain(parameter.min)}")
+    if parameter.max is not None and value > parameter.max:
+        raise ValueError(f"must be at most {shown or _plain(parameter.max)}")
+
+
+def _plain(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
+
+
+def _one_of(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{what}; choose one of: {', '.join(allowed)}")
+    return value
+
+
+def _coerce_text(parameter: Parameter, raw: Any) -> str:
+    text = _text(raw)
+    limit = int(parameter.max) if parameter.max is not None else DEFAULT_MAX_LENGTH
+    if len(text) > limit:
+        raise ValueError(f"must be at most {limit} characters")
+    if parameter.maps_to == "array" and not _ARRAY.fullmatch(text):
+        raise ValueError("use task numbers like 1-10, 1,3,5 or 1-100%4")
+    return text
+
+
+def _coerce_integer(parameter: Parameter, raw: Any) -> int:
+    text = _text(raw)
+    if not _INTEGER.fullmatch(text):
+        raise ValueError("must be a whole number")
+    value = int(text)
+    _bounded(parameter, value)
+    if parameter.maps_to and value < 1:
+        raise ValueError("must be at least 1")
+    return value
+
+
+def _coerce_number(parameter: Parameter, raw: Any) -> float:
+    text = _text(raw)
+    if not _NUMBER.fullmatch(text) or not math.isfinite(float(text)):
+        raise ValueError("must be a number, for example 0.5")
+    value = float(text)
+    _bounded(parameter, value)
+    return value
+
+
+def _coerce_boolean(_parameter: Parameter, raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = _text(raw).lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError("must be yes or no")
+
+
+def _coerce_duration(parameter: Parameter, raw: Any) -> int:
+    minutes = parse_duration(_text(raw))
+    shown_min = format_duration(int(parameter.min)) if parameter.min is not None else None
+    shown_max = format_duration(int(parameter.max)) if parameter.max is not None else None
+    if parameter.min is not None and minutes < parameter.min:
+        raise ValueError(f"must be at least {shown_min}")
+    if parameter.max is not None and minutes > parameter.max:
+        raise ValueError(f"must be at most {shown_max}")
+    return minutes
+
+
+def _coerce_memory(parameter: Parameter, raw: Any) -> int:
+    megabytes = parse_memory(_text(raw))
+    if parameter.min is not None and megabytes < parameter.min:
+        raise ValueError(f"must be at least {format_memory(int(parameter.min))}")
+    if parameter.max is not None and megabytes > parameter.max:
+        raise ValueError(f"must be at most {format_memory(int(parameter.max))}")
+    return megabytes
+
+
+def _coerce_path(context: SubmitContext, raw: Any) -> str:
+    text = _text(raw)
+    for prefix in ("~/", "$HOME/", "${HOME}/"):
+        if text.startswith(prefix) and context.home:
+            text = context.home.rstrip("/") + "/" + text[len(prefix) :]
+    if not text.startswith("/"):
+        raise ValueError("must be a full path starting with / (or ~/ for your home)")
+    if not _PATH_CHARS.fullmatch(text):
+        raise ValueError("may only contain letters, digits, spaces and /._-+%@=,")
+    try:
+        return resolve_log_path(text, context.roots)
+    except InvalidSpec as error:
+        if "outside" in error.message:
+            raise ValueError(f"must be under {' or '.join(context.roots)}") from None
+        raise ValueError(error.message) from None
+
+
+def _coerce_partition(parameter: Parameter, context: SubmitContext, raw: Any) -> str:
+    text = _text(raw)
+    known = tuple(p.name for p in context.partitions) or parameter.choices
+    if known:
+        return _one_of(text, known, f"{text!r} is not a partition on {context.cluster}")
+    if not _IDENT.fullmatch(text):
+        raise ValueError("use letters, digits and ._- only")
+    return text
+
+
+def _coerce_gpu(parameter: Parameter, context: SubmitContext, raw: Any) -> GpuRequest | None:
+    if isinstance(raw, dict):
+        gpu_type, count_text = raw.get("type") or None, raw.get("count")
+    else:
+        gpu_type, _, count_text = _text(raw).rpartition(":")
+        gpu_type = gpu_type or None
+    count_parameter = parameter.model_copy(update={"maps_to": None})
+    count = _coerce_integer(count_parameter, count_text)
+    if not 0 <= count <= MAX_GPUS:
+        raise ValueError(f"ask for between 0 and {MAX_GPUS} GPUs")
+    if count == 0:
+        return None
+    known = context.gpu_types or parameter.choices
+    if gpu_type is not None:
+        gpu_type = _text(gpu_type)
+        if known:
+            _one_of(gpu_type, known, f"{context.cluster} has no GPU type {gpu_type!r}")
+        elif not _IDENT.fullmatch(gpu_type):
+            raise ValueError("the GPU type may only contain letters, digits and ._-")
+    return GpuRequest(gpu_type, count)
+
+
+def coerce(parameter: Parameter, context: SubmitContext, raw: Any) -> Any:
+    """The typed value of ``raw`` for ``parameter``; ValueError with a message otherwise."""
+    kind = parameter.type
+    if kind == "text":
+        return _coerce_text(parameter, raw)
+    if kind == "integer":
+        return _coerce_integer(parameter, raw)
+    if kind == "number":
+        return _coerce_number(parameter, raw)
+    if kind == "boolean":
+        return _coerce_boolean(parameter, raw)
+    if kind == "choice":
+        return _one_of(_text(raw), parameter.choices, "not one of the options")
+    if kind == "duration":
+        return _coerce_duration(parameter, raw)
+    if kind == "memory":
+        return _coerce_memory(parameter, raw)
+    if kind == "path":
+        return _coerce_path(context, raw)
+    if kind == "partition":
+        return _coerce_partition(parameter, context, raw)
+    if kind == "account":
+        text = _text(raw)
+        return _one_of(text, context.accounts, f"you cannot charge account {text!r}")
+    return _coerce_gpu(parameter, context, raw)

@@ -1,0 +1,33 @@
+"""What the cluster and the user's allocations allow, as seen when a form is filled in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChoice:
+    name: str
+    max_time_minutes: int | None = None
+    is_default: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitContext:
+    """Choices for partition, account and GPU pickers, and where paths may point.
+
+    Empty ``partitions`` or ``gpu_types`` mean "unknown here": the template's own choices
+    apply and the scheduler has the last word at submission.
+    """
+
+    cluster: str
+    accounts: tuple[str, ...]
+    partitions: tuple[PartitionChoice, ...] = ()
+    gpu_types: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ("/home", "/scratch")
+    home: str | None = None
+
+    def partition(self, name: str | None) -> PartitionChoice | None:
+        if name is None:
+            return next((p for p in self.partitions if p.is_default), None)
+        return next((p for p in self.partitions if p.name == name), None)

@@ -1,0 +1,187 @@
+"""Renders a template version with submitted parameters into a JobRequest.
+
+Resources travel as JobRequest fields (sbatch options), never as ``#SBATCH`` lines made from
+user input. Every value placed in the script goes through ``shlex.quote``; the script is
+rendered in Jinja's sandbox with StrictUndefined, so a typo in a template fails loudly.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from app.errors import ValidationFailed
+from app.job_templates.coerce import GpuRequest, coerce, is_empty
+from app.job_templates.context import SubmitContext
+from app.job_templates.resources import apply_resources, check_partition_time
+from app.job_templates.schema import Parameter, TemplateSchema, load_schema
+from app.jobs.requests import JobRequest
+from app.models import Project, TemplateVersion
+
+_JOB_NAME = re.compile(r"[A-Za-z0-9_.+-][A-Za-z0-9_.+ -]{0,127}")
+_SBATCH_WITH_EXPRESSION = re.compile(r"^\s*#SBATCH.*(\{\{|\{%)", re.MULTILINE)
+MAX_SCRIPT_CHARS = 256 * 1024
+REQUIRED_MESSAGE = "This field is required."
+
+
+def _shell_value(value: Any) -> str:
+    if value is None:
+        return "''"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return shlex.quote(str(value))
+
+
+def _environment() -> SandboxedEnvironment:
+    # finalize runs on every {{ expression }}, so a template author cannot forget to quote.
+    return SandboxedEnvironment(
+        undefined=StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        finalize=_shell_value,
+    )
+
+
+_ENV = _environment()
+
+
+def script_problem(source: str) -> str | None:
+    """Why ``source`` cannot be a template script, or None."""
+    if "\x00" in source:
+        return "The script must not contain NUL characters."
+    if not source.startswith("#!"):
+        return "The script must start with an interpreter line such as #!/bin/bash."
+    if _SBATCH_WITH_EXPRESSION.search(source):
+        return "Parameters cannot be used in #SBATCH lines; map them to a resource instead."
+    try:
+        _ENV.parse(source)
+    except TemplateError as error:
+        return f"Template syntax error: {error.message}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Coerced:
+    values: dict[str, Any]
+    errors: dict[str, str]
+
+
+def _raw_value(
+    parameter: Parameter, submitted: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> Any:
+    if parameter.name in submitted:
+        return submitted[parameter.name]
+    if parameter.type == "boolean" and submitted:
+        return False
+    return defaults.get(parameter.name, parameter.default)
+
+
+def coerce_all(
+    schema: TemplateSchema,
+    submitted: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    context: SubmitContext,
+) -> Coerced:
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for parameter in (*schema.parameters, schema.account_parameter()):
+        if parameter.name in values:
+            continue
+        raw = _raw_value(parameter, submitted, defaults)
+        if is_empty(raw):
+            if parameter.required and parameter.type not in ("boolean", "gpu"):
+                errors[parameter.name] = REQUIRED_MESSAGE
+            values[parameter.name] = None
+            continue
+        try:
+            values[parameter.name] = coerce(parameter, context, raw)
+        except ValueError as error:
+            errors[parameter.name] = _sentence(str(error))
+    return Coerced(values, errors)
+
+
+def _sentence(message: str) -> str:
+    text = message[:1].upper() + message[1:]
+    return text if text.endswith(".") else text + "."
+
+
+def _script_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: (str(v) if isinstance(v, GpuRequest) else v) for name, v in values.items()}
+
+
+def _render_script(source: str, values: Mapping[str, Any]) -> str:
+    problem = script_problem(source)
+    if problem:
+        raise ValidationFailed("The template's script is broken.", fields={"script": problem})
+    try:
+        script = _ENV.from_string(source).render(_script_values(values))
+    except TemplateError as error:
+        raise ValidationFailed(
+            "The template's script could not be rendered.",
+            fields={"script": f"Template error: {error.message}"},
+        ) from None
+    if len(script) > MAX_SCRIPT_CHARS:
+        raise ValidationFailed(fields={"script": "The rendered script is larger than 256 KB."})
+    return script
+
+
+def _job_name(submitted: Mapping[str, Any], fallback: str) -> tuple[str, str | None]:
+    name = submitted.get("job_name")
+    text = fallback if is_empty(name) else str(name).strip()
+    if not _JOB_NAME.fullmatch(text):
+        return text, "Use up to 128 letters, digits, spaces and ._+- characters."
+    return text, None
+
+
+def default_job_name(template_name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9_.+-]+", "-", template_name).strip("-").lower()
+    return cleaned[:64] or "job"
+
+
+def render(
+    version: TemplateVersion,
+    parameters: Mapping[str, Any],
+    project: Project,
+    context: SubmitContext | None = None,
+) -> JobRequest:
+    """The JobRequest for ``version`` filled with ``parameters``, charged to ``project``.
+
+    Raises ValidationFailed with one plain-language message per offending field.
+    """
+    context = context or SubmitContext(cluster=project.cluster, accounts=(project.slurm_account,))
+    schema = load_schema(version.parameter_schema)
+    coerced = coerce_all(schema, parameters, version.defaults or {}, context)
+    errors = dict(coerced.errors)
+    account_name = schema.account_parameter().name
+    if coerced.values.get(account_name) not in (None, project.slurm_account):
+        errors[account_name] = f"This account does not belong to project {project.name}."
+    fallback = str((version.defaults or {}).get("job_name") or "job")
+    name, name_error = _job_name(parameters, fallback)
+    if name_error:
+        errors["job_name"] = name_error
+    resources = apply_resources(schema, coerced.values)
+    errors.update(check_partition_time(schema, coerced.values, context, errors))
+    if errors:
+        raise ValidationFailed("Some values need fixing.", fields=errors)
+    script = _render_script(version.script, coerced.values)
+    return JobRequest(
+        project_id=project.id,
+        script=script,
+        name=name,
+        template_version_id=version.id,
+        parameters=_json_values(coerced.values),
+        **resources,
+    )
+
+
+def _json_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        name: ({"type": v.type, "count": v.count} if isinstance(v, GpuRequest) else v)
+        for name, v in values.items()
+    }
