@@ -18,7 +18,13 @@ SCHEMA: dict[str, Any] = {
         {"name": "steps", "label": "Steps", "type": "integer", "min": 1, "max": 100},
         {"name": "partition", "label": "Partition", "type": "partition", "maps_to": "partition"},
         {"name": "time", "label": "Time", "type": "duration", "maps_to": "time_limit"},
-        {"name": "mem", "label": "Memory", "type": "memory", "maps_to": "memory", "required": False},
+        {
+            "name": "mem",
+            "label": "Memory",
+            "type": "memory",
+            "maps_to": "memory",
+            "required": False,
+        },
         {"name": "gpu", "label": "GPUs", "type": "gpu", "maps_to": "gpus", "required": False},
         {"name": "out", "label": "Output", "type": "path", "maps_to": "stdout"},
         {"name": "tasks", "label": "Tasks", "type": "text", "maps_to": "array", "required": False},
@@ -60,8 +66,12 @@ HOSTILE = [
 
 def version(script: str = SCRIPT, schema: dict[str, Any] | None = None) -> TemplateVersion:
     return TemplateVersion(
-        id=7, template_id=3, version=1, script=script,
-        parameter_schema=schema or SCHEMA, defaults={"job_name": "demo"},
+        id=7,
+        template_id=3,
+        version=1,
+        script=script,
+        parameter_schema=schema or SCHEMA,
+        defaults={"job_name": "demo"},
     )
 
 
@@ -120,10 +130,15 @@ def test_hostile_gpu_type_is_refused() -> None:
 def test_rendered_request_passes_the_scheduler_validation_and_builds_argv() -> None:
     request = render(version(), {**GOOD, "tasks": "1-10%2"}, project(), CONTEXT)
     spec = JobSpec(
-        script=request.script, name=request.name, account="physics",
-        partition=request.partition, time_limit=request.time_limit_minutes,
-        memory_mb=request.memory_mb, gres=(Gres("gpu", request.gpus or 0, request.gpu_type),),
-        array=request.array_spec, stdout=request.stdout_path,
+        script=request.script,
+        name=request.name,
+        account="physics",
+        partition=request.partition,
+        time_limit=request.time_limit_minutes,
+        memory_mb=request.memory_mb,
+        gres=(Gres("gpu", request.gpus or 0, request.gpu_type),),
+        array=request.array_spec,
+        stdout=request.stdout_path,
     )
     validate_spec(spec, CONTEXT.roots)
     argv = sbatch_argv(spec)
@@ -137,7 +152,9 @@ def test_time_over_the_partition_limit_is_explained_next_to_the_field() -> None:
 
 
 def test_same_time_is_fine_on_a_longer_partition() -> None:
-    request = render(version(), {**GOOD, "time": "2:00:00", "partition": "long"}, project(), CONTEXT)
+    request = render(
+        version(), {**GOOD, "time": "2:00:00", "partition": "long"}, project(), CONTEXT
+    )
     assert request.time_limit_minutes == 120
 
 

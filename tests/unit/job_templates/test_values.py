@@ -25,7 +25,9 @@ def test_malformed_duration_is_refused(text: str) -> None:
         parse_duration(text)
 
 
-@pytest.mark.parametrize(("minutes", "shown"), [(60, "1:00:00"), (90, "1:30:00"), (10080, "7-00:00:00")])
+@pytest.mark.parametrize(
+    ("minutes", "shown"), [(60, "1:00:00"), (90, "1:30:00"), (10080, "7-00:00:00")]
+)
 def test_duration_is_formatted_like_slurm_limits(minutes: int, shown: str) -> None:
     assert format_duration(minutes) == shown
 
