@@ -1,0 +1,149 @@
+"""Create, list, revoke and authenticate personal access tokens.
+
+Only the SHA-256 of a token is stored. A token is found by looking its hash up through the
+unique index, so no secret is ever compared byte by byte in Python with an early exit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import NotFound, Unauthorized, ValidationFailed
+from app.models import ApiToken, User, utc_now
+from app.security import TOKEN_MARKER, hash_token, is_token_hash_match, mint_token
+from app.tokens import repository
+from app.tokens.scopes import effective_scopes, grantable_scopes, unknown_scopes
+
+MAX_NAME_LENGTH = 100
+MAX_LIFETIME_DAYS = 366
+# Recording every request would turn each read into a write; a minute is precise enough.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+REJECTED_TOKEN_DETAIL = "The token is invalid, expired or revoked."  # noqa: S105
+
+
+class TokenOwner(Protocol):
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def is_site_admin(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedToken:
+    """A new token; ``secret`` exists only here and is shown to its owner once."""
+
+    token: ApiToken
+    secret: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenIdentity:
+    """Who a valid bearer token speaks for, and what it may do right now."""
+
+    user: User
+    token: ApiToken
+    scopes: frozenset[str]
+
+
+def is_expired(token: ApiToken, now: datetime) -> bool:
+    return token.expires_at is not None and token.expires_at <= now
+
+
+def is_usable(token: ApiToken, now: datetime) -> bool:
+    return token.revoked_at is None and not is_expired(token, now)
+
+
+def _check_request(
+    owner: TokenOwner, name: str, scopes: Sequence[str], lifetime_days: int | None
+) -> dict[str, str]:
+    problems: dict[str, str] = {}
+    if not name.strip() or len(name.strip()) > MAX_NAME_LENGTH:
+        problems["name"] = f"Give the token a name of 1 to {MAX_NAME_LENGTH} characters."
+    if not scopes:
+        problems["scopes"] = "Choose at least one scope."
+    elif unknown := unknown_scopes(scopes):
+        problems["scopes"] = f"Unknown scope: {', '.join(unknown)}."
+    elif not set(scopes) <= set(grantable_scopes(owner.is_site_admin)):
+        problems["scopes"] = "Only site administrators can create tokens with the admin scope."
+    if lifetime_days is not None and not 1 <= lifetime_days <= MAX_LIFETIME_DAYS:
+        problems["expires_in_days"] = f"Choose between 1 and {MAX_LIFETIME_DAYS} days."
+    return problems
+
+
+async def create_token(
+    session: AsyncSession,
+    owner: TokenOwner,
+    *,
+    name: str,
+    scopes: Iterable[str],
+    lifetime_days: int | None,
+    now: datetime | None = None,
+) -> CreatedToken:
+    """Mint a token for ``owner``; ValidationFailed lists every bad field."""
+    scope_list = sorted(set(scopes))
+    problems = _check_request(owner, name, scope_list, lifetime_days)
+    if problems:
+        raise ValidationFailed("The token cannot be created.", problems)
+    now = now or utc_now()
+    minted = mint_token()
+    token = ApiToken(
+        user_id=owner.id,
+        name=name.strip(),
+        token_prefix=minted.prefix,
+        token_hash=minted.hash,
+        scopes=scope_list,
+        expires_at=now + timedelta(days=lifetime_days) if lifetime_days else None,
+        created_at=now,
+    )
+    await repository.add(session, token)
+    return CreatedToken(token=token, secret=minted.secret)
+
+
+async def list_tokens(session: AsyncSession, owner: TokenOwner) -> Sequence[ApiToken]:
+    return await repository.list_for_user(session, owner.id)
+
+
+async def revoke_token(
+    session: AsyncSession, owner: TokenOwner, token_id: int, now: datetime | None = None
+) -> ApiToken:
+    """Revoke one of the owner's tokens; revoking twice keeps the first time."""
+    token = await repository.get_for_user(session, token_id, owner.id)
+    if token is None:
+        raise NotFound("No such token.")
+    if token.revoked_at is None:
+        token.revoked_at = now or utc_now()
+        await session.flush()
+    return token
+
+
+async def authenticate(
+    session: AsyncSession, secret: str, now: datetime | None = None
+) -> TokenIdentity:
+    """The identity behind a bearer token, or Unauthorized (never saying which check failed)."""
+    if not secret.startswith(TOKEN_MARKER):
+        raise Unauthorized(REJECTED_TOKEN_DETAIL)
+    found = await repository.get_with_owner_by_hash(session, hash_token(secret))
+    if found is None:
+        raise Unauthorized(REJECTED_TOKEN_DETAIL)
+    token, user = found
+    now = now or utc_now()
+    usable = is_usable(token, now) and user.is_active
+    if not usable or not is_token_hash_match(secret, token.token_hash):
+        raise Unauthorized(REJECTED_TOKEN_DETAIL)
+    return TokenIdentity(user, token, effective_scopes(token.scopes, user.is_site_admin))
+
+
+async def record_use(
+    session: AsyncSession, token_id: int, address: str | None, now: datetime | None = None
+) -> bool:
+    """Remember when and from where a token was last used, at most once a minute."""
+    now = now or utc_now()
+    return await repository.record_use_if_stale(
+        session, token_id, address, now, now - LAST_USED_RESOLUTION
+    )
