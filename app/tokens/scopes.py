@@ -32,9 +32,7 @@ def effective_scopes(granted: Iterable[str], is_site_admin: bool) -> frozenset[s
     Checked on every use, not only at creation: a token minted by an admin who has since
     lost the role keeps its other scopes but no longer carries admin powers.
     """
-    allowed = set(grantable_scopes(is_site_admin))
     expanded: set[str] = set()
     for scope in granted:
-        if scope in allowed:
-            expanded |= _IMPLIED[scope]
-    return frozenset(expanded)
+        expanded |= _IMPLIED.get(scope, frozenset())
+    return frozenset(expanded) & frozenset(grantable_scopes(is_site_admin))
