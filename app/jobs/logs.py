@@ -1,0 +1,244 @@
+"""Reading and following a job's stdout/stderr on its cluster.
+
+Files are read through the scheduler adapter as the job owner's cluster username, not as the
+person looking. The portal has already decided who may see the job (owner, a manager of its
+project, a site admin); the owner is the only cluster identity that is sure to be allowed to
+read the file, and reading as the owner keeps the cluster's own permissions as a second
+barrier: a bug in the portal's authorization can at worst show a file the *owner* may read,
+never one under some other account. A manager reading as themselves would fail on 0600 files
+and would need powers over the owner's home that the cluster should not grant.
+
+The database session is used only to authorize and to fetch the job row; it is closed before
+any SSH traffic, so no transaction stays open across a slow cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import posixpath
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.errors import NotFound, ServiceUnavailable, ValidationFailed
+from app.jobs.states import is_terminal
+from app.models import Job, Membership, UserClusterAccount
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.errors import FileUnavailable, SchedulerUnavailable
+
+LogStream = Literal["stdout", "stderr"]
+STREAMS: tuple[LogStream, ...] = ("stdout", "stderr")
+LOG_PAGE_BYTES = 64 * 1024
+MAX_PAGE_BYTES = 1024 * 1024
+FOLLOW_INTERVAL = 0.3
+# The state is re-read from the database at most this often while following.
+STATE_RECHECK_SECONDS = 2.0
+
+AdapterLookup = Callable[[str], SchedulerAdapter]
+
+
+class Actor(Protocol):
+    """Who is asking: any object with the portal user's id and site-admin flag."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def is_site_admin(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LogSource:
+    """Where a job's stream lives and whose identity reads it."""
+
+    job_id: int
+    cluster: str
+    path: str
+    as_user: str
+    is_finished: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LogChunk:
+    """A slice of a log file; ``next_offset`` continues the read, ``size`` is the file size."""
+
+    stream: LogStream
+    data: bytes
+    offset: int
+    next_offset: int
+    size: int
+    eof: bool
+    is_missing: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+def expand_log_path(template: str, job: Job, username: str) -> str:
+    """Replace Slurm's filename patterns (%j, %A, %a, %x, %u, %%) with this job's values."""
+    job_id = job.slurm_job_id or ""
+    array_id, _, task_id = job_id.partition("_")
+    values = {
+        # An array task's own numeric id is not recorded; %A_%a is what array scripts use.
+        "j": job_id,
+        "A": array_id,
+        "a": task_id or "4294967294",
+        "J": job_id,
+        "x": job.name,
+        "u": username,
+        "%": "%",
+    }
+    out: list[str] = []
+    index = 0
+    while index < len(template):
+        char = template[index]
+        if char == "%" and index + 1 < len(template) and template[index + 1] in values:
+            out.append(values[template[index + 1]])
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def default_log_path(job: Job, stream: LogStream) -> str | None:
+    """The file a job writes ``stream`` to, following sbatch's defaults when none was set."""
+    explicit = job.stdout_path if stream == "stdout" else job.stderr_path or job.stdout_path
+    if explicit:
+        return explicit
+    if not job.work_dir:
+        return None
+    name = "slurm-%A_%a.out" if job.array_task_id is not None else "slurm-%j.out"
+    return posixpath.join(job.work_dir, name)
+
+
+async def _owner_username(session: AsyncSession, job: Job) -> str | None:
+    query = select(UserClusterAccount.username).where(
+        UserClusterAccount.user_id == job.owner_user_id,
+        UserClusterAccount.cluster == job.cluster,
+    )
+    return (await session.execute(query)).scalar_one_or_none()
+
+
+async def _is_project_manager(session: AsyncSession, actor: Actor, project_id: int) -> bool:
+    query = select(Membership.id).where(
+        Membership.user_id == actor.id,
+        Membership.project_id == project_id,
+        Membership.role == "manager",
+    )
+    return (await session.execute(query)).first() is not None
+
+
+async def can_view_job(session: AsyncSession, actor: Actor, job: Job) -> bool:
+    """Owner, a manager of the job's project, or a site admin."""
+    if actor.is_site_admin or job.owner_user_id == actor.id:
+        return True
+    return await _is_project_manager(session, actor, job.project_id)
+
+
+async def find_log_source(
+    session: AsyncSession, actor: Actor, job_id: int, stream: LogStream
+) -> LogSource:
+    """Authorize ``actor`` on the job and say where its ``stream`` is; NotFound otherwise."""
+    if stream not in STREAMS:
+        raise NotFound()
+    job = await session.get(Job, job_id)
+    # The same answer for "missing" and "not yours", so ids cannot be probed.
+    if job is None or not await can_view_job(session, actor, job):
+        raise NotFound("No such job.")
+    username = await _owner_username(session, job)
+    template = default_log_path(job, stream)
+    if username is None or template is None or not job.slurm_job_id:
+        raise NotFound("This job has no log file yet.")
+    path = expand_log_path(template, job, username)
+    return LogSource(job.id, job.cluster, path, username, is_terminal(job.state))
+
+
+async def _locate(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    actor: Actor,
+    job_id: int,
+    stream: LogStream,
+) -> LogSource:
+    async with sessionmaker() as session:
+        return await find_log_source(session, actor, job_id, stream)
+
+
+async def _read(
+    adapter: SchedulerAdapter, source: LogSource, stream: LogStream, offset: int, limit: int
+) -> LogChunk:
+    try:
+        piece = await adapter.read_file(source.path, offset, limit, source.as_user)
+    except FileUnavailable:
+        return LogChunk(stream, b"", offset, offset, 0, True, is_missing=True)
+    except SchedulerUnavailable as exc:
+        raise ServiceUnavailable("The cluster did not answer; try again shortly.") from exc
+    return LogChunk(stream, piece.data, piece.offset, piece.next_offset, piece.size, piece.eof)
+
+
+def _check_window(offset: int, limit: int) -> None:
+    if offset < 0:
+        raise ValidationFailed(fields={"offset": "must not be negative"})
+    if not 1 <= limit <= MAX_PAGE_BYTES:
+        raise ValidationFailed(fields={"limit": f"must be between 1 and {MAX_PAGE_BYTES}"})
+
+
+async def read_log(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    adapters: AdapterLookup,
+    actor: Actor,
+    job_id: int,
+    stream: LogStream = "stdout",
+    offset: int = 0,
+    limit: int = LOG_PAGE_BYTES,
+) -> LogChunk:
+    """One bounded page of a job's log, read as the job's owner on its cluster."""
+    _check_window(offset, limit)
+    source = await _locate(sessionmaker, actor, job_id, stream)
+    return await _read(adapters(source.cluster), source, stream, offset, limit)
+
+
+async def _is_finished(sessionmaker: async_sessionmaker[AsyncSession], job_id: int) -> bool:
+    async with sessionmaker() as session:
+        state = (await session.execute(select(Job.state).where(Job.id == job_id))).scalar()
+    return state is None or is_terminal(state)
+
+
+async def follow_log(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    adapters: AdapterLookup,
+    actor: Actor,
+    job_id: int,
+    stream: LogStream = "stdout",
+    offset: int = 0,
+    interval: float = FOLLOW_INTERVAL,
+) -> AsyncIterator[LogChunk]:
+    """Yield what is appended to the log until the job has ended and the file is fully sent.
+
+    Authorization happens once, before the first byte. The job's state is checked *before*
+    reading to the end of the file, so whatever the job wrote before it finished is always
+    delivered before the iterator stops.
+    """
+    _check_window(offset, LOG_PAGE_BYTES)
+    source = await _locate(sessionmaker, actor, job_id, stream)
+    adapter = adapters(source.cluster)
+    finished = source.is_finished
+    checked_at = time.monotonic()
+    position = offset
+    while True:
+        chunk = await _read(adapter, source, stream, position, LOG_PAGE_BYTES)
+        if chunk.data:
+            position = chunk.next_offset
+            yield chunk
+            continue
+        if finished:
+            return
+        await asyncio.sleep(interval)
+        if time.monotonic() - checked_at >= STATE_RECHECK_SECONDS:
+            finished = await _is_finished(sessionmaker, job_id)
+            checked_at = time.monotonic()
