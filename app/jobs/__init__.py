@@ -1,0 +1,1 @@
+"""Jobs: submission, control and the reads the pages and API use."""

@@ -1,0 +1,156 @@
+"""Every query the jobs service and the poller make, under names that say what they are for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Select, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.jobs.states import ACTIVE_STATES
+from app.models import Job, JobEvent, Membership, Project, UserClusterAccount
+
+
+@dataclass(frozen=True, slots=True)
+class JobFilters:
+    """What a job list may be narrowed to; None means "any"."""
+
+    states: tuple[str, ...] = ()
+    project_id: int | None = None
+    cluster: str | None = None
+    owner_user_id: int | None = None
+    include_array_tasks: bool = False
+
+
+async def get_by_id(session: AsyncSession, job_id: int) -> Job | None:
+    return await session.get(Job, job_id)
+
+
+async def get_by_idempotency_key(session: AsyncSession, owner_user_id: int, key: str) -> Job | None:
+    query = select(Job).where(Job.owner_user_id == owner_user_id, Job.idempotency_key == key)
+    return (await session.scalars(query)).one_or_none()
+
+
+async def get_project(session: AsyncSession, project_id: int) -> Project | None:
+    return await session.get(Project, project_id)
+
+
+async def get_membership(session: AsyncSession, user_id: int, project_id: int) -> Membership | None:
+    query = select(Membership).where(
+        Membership.user_id == user_id, Membership.project_id == project_id
+    )
+    return (await session.scalars(query)).one_or_none()
+
+
+async def get_cluster_username(session: AsyncSession, user_id: int, cluster: str) -> str | None:
+    query = select(UserClusterAccount.username).where(
+        UserClusterAccount.user_id == user_id, UserClusterAccount.cluster == cluster
+    )
+    return (await session.scalars(query)).one_or_none()
+
+
+async def list_managed_project_ids(session: AsyncSession, user_id: int) -> list[int]:
+    query = select(Membership.project_id).where(
+        Membership.user_id == user_id, Membership.role == "manager"
+    )
+    return list(await session.scalars(query))
+
+
+async def list_active_for_cluster(session: AsyncSession, cluster: str) -> Sequence[Job]:
+    query = select(Job).where(Job.cluster == cluster, Job.state.in_(ACTIVE_STATES))
+    return (await session.scalars(query.order_by(Job.id))).all()
+
+
+async def list_by_ids(session: AsyncSession, job_ids: Sequence[int]) -> list[Job]:
+    rows: list[Job] = []
+    # Bounded chunks keep every backend under its bound-parameter limit.
+    for start in range(0, len(job_ids), 500):
+        chunk = job_ids[start : start + 500]
+        rows.extend(await session.scalars(select(Job).where(Job.id.in_(chunk))))
+    return rows
+
+
+async def list_member_project_ids(session: AsyncSession, user_id: int) -> list[int]:
+    query = select(Membership.project_id).where(Membership.user_id == user_id)
+    return list(await session.scalars(query))
+
+
+def visible_jobs_query(
+    actor_user_id: int, is_site_admin: bool, project_ids: Sequence[int]
+) -> Select[Job]:
+    """Jobs the actor owns or that belong to a project the actor is a member of."""
+    query = select(Job)
+    if is_site_admin:
+        return query
+    return query.where(or_(Job.owner_user_id == actor_user_id, Job.project_id.in_(project_ids)))
+
+
+def apply_filters(query: Select[Job], filters: JobFilters) -> Select[Job]:
+    if filters.states:
+        query = query.where(Job.state.in_(filters.states))
+    if filters.project_id is not None:
+        query = query.where(Job.project_id == filters.project_id)
+    if filters.cluster is not None:
+        query = query.where(Job.cluster == filters.cluster)
+    if filters.owner_user_id is not None:
+        query = query.where(Job.owner_user_id == filters.owner_user_id)
+    if not filters.include_array_tasks:
+        query = query.where(Job.array_parent_id.is_(None))
+    return query
+
+
+async def list_page(
+    session: AsyncSession, query: Select[Job], before_id: int | None, limit: int
+) -> list[Job]:
+    """One keyset page, newest first: ids strictly below ``before_id``."""
+    if before_id is not None:
+        query = query.where(Job.id < before_id)
+    return list(await session.scalars(query.order_by(Job.id.desc()).limit(limit)))
+
+
+async def list_events_for_job(session: AsyncSession, job_id: int) -> list[JobEvent]:
+    query = select(JobEvent).where(JobEvent.job_id == job_id).order_by(JobEvent.id)
+    return list(await session.scalars(query))
+
+
+async def list_array_tasks(session: AsyncSession, parent_id: int) -> list[Job]:
+    query = select(Job).where(Job.array_parent_id == parent_id).order_by(Job.array_task_id)
+    return list(await session.scalars(query))
+
+
+def add_event(
+    session: AsyncSession,
+    job_id: int,
+    from_state: str | None,
+    to_state: str,
+    *,
+    reason: str | None,
+    source: str,
+) -> None:
+    session.add(
+        JobEvent(
+            job_id=job_id,
+            from_state=from_state,
+            to_state=to_state,
+            reason=reason[:255] if reason else None,
+            source=source,
+        )
+    )
+
+
+async def attach_slurm_id(
+    session: AsyncSession, job_id: int, slurm_job_id: str, state: str
+) -> str | None:
+    """Record the Slurm id unless one is already recorded; returns the state it replaced.
+
+    Conditional, so a submitter and the poller racing to attach the same job cannot both win.
+    """
+    current = await session.scalar(select(Job.state).where(Job.id == job_id))
+    result = await session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.slurm_job_id.is_(None))
+        .values(slurm_job_id=slurm_job_id, state=state, submit_error=None)
+        .execution_options(synchronize_session=False)
+    )
+    return current if getattr(result, "rowcount", 0) == 1 else None

@@ -1,0 +1,227 @@
+"""The jobs service: submit, cancel, hold, release and resubmit, plus the reads pages use.
+
+Commands that talk to a cluster take a ``JobService`` built once at start-up around a
+sessionmaker: they open a short session per phase and never keep a transaction open while
+the scheduler is called. Reads take the request's session like every other service.
+Status always comes from the database; nothing here asks Slurm what a job is doing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db import unit_of_work
+from app.errors import Conflict, Forbidden, ServiceUnavailable
+from app.jobs import authz, repository, states, submission
+from app.jobs.repository import JobFilters
+from app.jobs.requests import JobRequest
+from app.models import Job, JobEvent, User
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.errors import (
+    JobNotFound,
+    PermissionDenied,
+    PreflightFailed,
+    SchedulerUnavailable,
+    SubmitRejected,
+)
+
+logger = logging.getLogger(__name__)
+DEFAULT_LOG_ROOTS = ("/home", "/scratch")
+MAX_PAGE = 200
+
+
+class AdapterLookup(Protocol):
+    """Anything that hands out the adapter for a cluster (e.g. SchedulerRegistry)."""
+
+    def get(self, cluster: str) -> SchedulerAdapter: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JobPage:
+    items: list[Job]
+    next_cursor: int | None
+
+
+async def get_job(session: AsyncSession, actor: User, job_id: int) -> Job:
+    return await authz.get_visible_job(session, actor, job_id)
+
+
+async def list_jobs(
+    session: AsyncSession,
+    actor: User,
+    filters: JobFilters | None = None,
+    cursor: int | None = None,
+    limit: int = 50,
+) -> JobPage:
+    """Newest first; pass the returned ``next_cursor`` to get the following page."""
+    size = max(1, min(limit, MAX_PAGE))
+    project_ids = await repository.list_member_project_ids(session, actor.id)
+    query = repository.visible_jobs_query(actor.id, actor.is_site_admin, project_ids)
+    query = repository.apply_filters(query, filters or JobFilters())
+    rows = await repository.list_page(session, query, cursor, size + 1)
+    has_more = len(rows) > size
+    return JobPage(rows[:size], rows[size - 1].id if has_more else None)
+
+
+async def list_events(session: AsyncSession, actor: User, job_id: int) -> list[JobEvent]:
+    job = await authz.get_visible_job(session, actor, job_id)
+    return await repository.list_events_for_job(session, job.id)
+
+
+def request_from_job(job: Job, edits: Mapping[str, Any]) -> JobRequest:
+    """A new request copying what the job asked for, with ``edits`` applied."""
+    base = JobRequest(
+        project_id=job.project_id,
+        script=job.script,
+        name=job.name,
+        partition=job.partition,
+        qos=job.qos,
+        time_limit_minutes=job.time_limit_minutes,
+        nodes=job.nodes,
+        cpus_per_task=job.cpus,
+        memory_mb=job.memory_mb,
+        gpus=job.gpus,
+        gpu_type=job.gpu_type,
+        array_spec=job.array_spec,
+        work_dir=job.work_dir,
+        stdout_path=job.stdout_path,
+        stderr_path=job.stderr_path,
+        template_version_id=job.template_version_id,
+        parameters=dict(job.parameters or {}),
+    )
+    return dataclasses.replace(base, **dict(edits))
+
+
+ControlCall = Callable[[SchedulerAdapter, Sequence[str], str], Awaitable[None]]
+_ACTIONS: dict[str, tuple[Callable[[str], bool], ControlCall]] = {
+    "cancel": (states.can_cancel, lambda adapter, ids, user: adapter.cancel(ids, user)),
+    "hold": (states.can_hold, lambda adapter, ids, user: adapter.hold(ids, user)),
+    "release": (states.can_release, lambda adapter, ids, user: adapter.release(ids, user)),
+}
+_PAST = {"cancel": "cancelled", "hold": "held", "release": "released"}
+
+
+class JobService:
+    """Job commands that reach a cluster; build one at start-up and share it."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        adapters: AdapterLookup,
+        log_roots: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        self._sessionmaker = sessionmaker
+        self._adapters = adapters
+        self._log_roots = dict(log_roots or {})
+
+    async def submit(
+        self, actor: User, request: JobRequest, idempotency_key: str | None = None
+    ) -> Job:
+        """Submit two-phase (ADR 0002). The same key for the same owner gives the same job.
+
+        Raises NotFound/ValidationFailed before anything is written, SubmitRejected (after
+        the row became ``submit_failed``) when Slurm refuses. When the cluster cannot be
+        reached mid-submission the row is returned still ``submitting``; the poller settles it.
+        """
+        async with self._sessionmaker() as session:
+            if idempotency_key is not None:
+                existing = await repository.get_by_idempotency_key(
+                    session, actor.id, idempotency_key
+                )
+                if existing is not None:
+                    return existing
+            project = await repository.get_project(session, request.project_id)
+            roots = self._log_roots.get(project.cluster if project else "", DEFAULT_LOG_ROOTS)
+            plan = await submission.plan_submission(session, actor, request, roots)
+        adapter = self._adapters.get(plan.project.cluster)
+        await self._preflight(adapter, plan)
+        row = submission.new_job_row(plan, actor, request, idempotency_key)
+        job, is_new = await submission.insert_submitting_row(self._sessionmaker, row)
+        if not is_new:
+            return job
+        return await self._hand_over(adapter, job, plan)
+
+    async def _preflight(self, adapter: SchedulerAdapter, plan: submission.SubmissionPlan) -> None:
+        try:
+            await adapter.preflight(plan.spec, plan.username)
+        except PreflightFailed as error:
+            raise submission.preflight_failure(error) from error
+        except SchedulerUnavailable as error:
+            raise ServiceUnavailable(f"Cluster {plan.project.cluster} is unreachable.") from error
+
+    async def _hand_over(
+        self, adapter: SchedulerAdapter, job: Job, plan: submission.SubmissionPlan
+    ) -> Job:
+        try:
+            slurm_job_id = await adapter.submit(plan.spec, plan.username)
+        except SubmitRejected as error:
+            await submission.record_rejection(self._sessionmaker, job.id, error)
+            raise
+        except SchedulerUnavailable:
+            # The answer was lost, not necessarily the job: the poller looks for its UUID.
+            logger.warning("submission of job %s unconfirmed", job.uuid, exc_info=True)
+            return job
+        await submission.record_submission(self._sessionmaker, job.id, slurm_job_id)
+        async with self._sessionmaker() as session:
+            saved = await repository.get_by_id(session, job.id)
+        return saved or job
+
+    async def resubmit(
+        self,
+        actor: User,
+        job_id: int,
+        edits: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> Job:
+        """Submit a copy of a job the actor can see, with ``edits`` to the JobRequest fields."""
+        async with self._sessionmaker() as session:
+            original = await authz.get_visible_job(session, actor, job_id)
+            request = request_from_job(original, edits or {})
+        return await self.submit(actor, request, idempotency_key)
+
+    async def cancel(self, actor: User, job_id: int) -> Job:
+        return await self._control("cancel", actor, job_id)
+
+    async def hold(self, actor: User, job_id: int) -> Job:
+        return await self._control("hold", actor, job_id)
+
+    async def release(self, actor: User, job_id: int) -> Job:
+        return await self._control("release", actor, job_id)
+
+    async def _control(self, action: str, actor: User, job_id: int) -> Job:
+        """Ask Slurm; the state itself changes when the poller sees Slurm's answer."""
+        is_allowed, call = _ACTIONS[action]
+        async with self._sessionmaker() as session:
+            job = await authz.get_actionable_job(session, actor, job_id)
+            owner_name = await repository.get_cluster_username(
+                session, job.owner_user_id, job.cluster
+            )
+        if job.slurm_job_id is None or owner_name is None or not is_allowed(job.state):
+            shown = job.state.replace("_", " ")
+            raise Conflict(f"A job that is {shown} cannot be {_PAST[action]}.")
+        # The portal has authorized the actor; Slurm is asked as the owner so its own
+        # permission check (owner only) does not refuse managers and admins.
+        try:
+            await call(self._adapters.get(job.cluster), [job.slurm_job_id], owner_name)
+        except JobNotFound as error:
+            raise Conflict("Slurm no longer knows this job; it has probably ended.") from error
+        except PermissionDenied as error:
+            raise Forbidden("The cluster refused this action.") from error
+        except SchedulerUnavailable as error:
+            raise ServiceUnavailable(f"Cluster {job.cluster} is unreachable.") from error
+        async with unit_of_work(self._sessionmaker) as session:
+            repository.add_event(
+                session,
+                job.id,
+                job.state,
+                job.state,
+                reason=f"{action} requested by {actor.login}",
+                source="user",
+            )
+        return job

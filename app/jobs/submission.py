@@ -1,0 +1,185 @@
+"""Two-phase, crash-safe submission (ADR 0002).
+
+(a) the job row is written and committed in state ``submitting`` with a fresh UUID;
+(b) the adapter submits with that UUID in the job's comment, with no transaction open;
+(c) the Slurm id is recorded in a second short transaction with a job event.
+A crash or a lost answer between (a) and (c) leaves a ``submitting`` row that the poller
+later attaches to the Slurm job carrying its UUID, or marks ``submit_failed``. Each phase
+opens its own session from the sessionmaker, which is why this is not a request-session
+service.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db import unit_of_work
+from app.errors import NotFound, ValidationFailed
+from app.jobs import repository, states
+from app.jobs.requests import JobRequest
+from app.models import Job, Project, User
+from app.scheduler.errors import InvalidSpec, PreflightFailed, SubmitRejected
+from app.scheduler.types import Gres, JobSpec
+from app.scheduler.validation import validate_spec
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionPlan:
+    """Everything phase (a) and (b) need, gathered in one read-only session."""
+
+    project: Project
+    username: str
+    spec: JobSpec
+    job_uuid: str
+
+
+def build_spec(request: JobRequest, project: Project, job_uuid: str) -> JobSpec:
+    gres = (Gres("gpu", request.gpus, request.gpu_type or ""),) if request.gpus else ()
+    return JobSpec(
+        script=request.script,
+        name=request.name,
+        account=project.slurm_account,
+        partition=request.partition,
+        qos=request.qos,
+        time_limit=request.time_limit_minutes,
+        cpus_per_task=request.cpus_per_task,
+        ntasks=request.ntasks,
+        nodes=request.nodes,
+        memory_mb=request.memory_mb,
+        gres=gres,
+        array=request.array_spec,
+        working_dir=request.work_dir,
+        stdout=request.stdout_path,
+        stderr=request.stderr_path,
+        environment=dict(request.environment),
+        comment=job_uuid,
+    )
+
+
+def new_job_row(plan: SubmissionPlan, owner: User, request: JobRequest, key: str | None) -> Job:
+    return Job(
+        uuid=plan.job_uuid,
+        owner_user_id=owner.id,
+        project_id=plan.project.id,
+        cluster=plan.project.cluster,
+        template_version_id=request.template_version_id,
+        parameters=dict(request.parameters),
+        script=request.script,
+        idempotency_key=key,
+        name=request.name,
+        state=states.SUBMITTING,
+        partition=request.partition,
+        qos=request.qos,
+        time_limit_minutes=request.time_limit_minutes,
+        cpus=request.cpus_per_task,
+        memory_mb=request.memory_mb,
+        gpus=request.gpus,
+        gpu_type=request.gpu_type,
+        nodes=request.nodes,
+        array_spec=request.array_spec,
+        work_dir=request.work_dir,
+        stdout_path=request.stdout_path,
+        stderr_path=request.stderr_path,
+    )
+
+
+async def plan_submission(
+    session: AsyncSession, actor: User, request: JobRequest, log_roots: tuple[str, ...]
+) -> SubmissionPlan:
+    """Check the actor may submit to the project and the values are well-formed."""
+    project = await repository.get_project(session, request.project_id)
+    membership = await repository.get_membership(session, actor.id, request.project_id)
+    if project is None or membership is None or not actor.is_active:
+        raise NotFound("No such project, or you are not a member of it.")
+    if not project.is_active:
+        raise ValidationFailed("This project is closed.", {"project_id": "project is closed"})
+    username = await repository.get_cluster_username(session, actor.id, project.cluster)
+    if username is None:
+        raise ValidationFailed(
+            f"You have no account on cluster {project.cluster}.",
+            {"project_id": f"no user account on {project.cluster}"},
+        )
+    job_uuid = str(uuid.uuid4())
+    spec = build_spec(request, project, job_uuid)
+    try:
+        validate_spec(spec, log_roots)
+    except InvalidSpec as error:
+        raise ValidationFailed(str(error), {error.field: error.message}) from error
+    return SubmissionPlan(project, username, spec, job_uuid)
+
+
+def preflight_failure(error: PreflightFailed) -> ValidationFailed:
+    fields = {field: message for field, message in error.problems}
+    return ValidationFailed("The cluster would refuse this job: " + str(error), fields)
+
+
+async def insert_submitting_row(
+    sessionmaker: async_sessionmaker[AsyncSession], row: Job
+) -> tuple[Job, bool]:
+    """Phase (a). Returns (row, is_new); a concurrent retry with the same key gets the winner's."""
+    try:
+        async with unit_of_work(sessionmaker) as session:
+            session.add(row)
+            await session.flush()
+            repository.add_event(
+                session,
+                row.id,
+                None,
+                states.SUBMITTING,
+                reason="submission started",
+                source="submit",
+            )
+    except IntegrityError:
+        if row.idempotency_key is None:
+            raise
+        async with sessionmaker() as session:
+            existing = await repository.get_by_idempotency_key(
+                session, row.owner_user_id, row.idempotency_key
+            )
+        if existing is None:
+            raise
+        return existing, False
+    return row, True
+
+
+async def record_rejection(
+    sessionmaker: async_sessionmaker[AsyncSession], job_id: int, error: SubmitRejected
+) -> None:
+    async with unit_of_work(sessionmaker) as session:
+        job = await repository.get_by_id(session, job_id)
+        if job is None or job.state != states.SUBMITTING:
+            return
+        job.state = states.SUBMIT_FAILED
+        job.submit_error = error.message
+        repository.add_event(
+            session,
+            job.id,
+            states.SUBMITTING,
+            states.SUBMIT_FAILED,
+            reason=error.message,
+            source="submit",
+        )
+
+
+async def record_submission(
+    sessionmaker: async_sessionmaker[AsyncSession], job_id: int, slurm_job_id: str
+) -> None:
+    """Phase (c): attach the Slurm id, unless the poller already did."""
+    async with unit_of_work(sessionmaker) as session:
+        replaced = await repository.attach_slurm_id(session, job_id, slurm_job_id, states.PENDING)
+        if replaced is not None:
+            repository.add_event(
+                session,
+                job_id,
+                replaced,
+                states.PENDING,
+                reason=f"submitted as Slurm job {slurm_job_id}",
+                source="submit",
+            )

@@ -1,0 +1,1 @@
+"""The status poller: keeps job rows in step with Slurm."""

@@ -1,0 +1,102 @@
+"""Reconciliation of array jobs: the parent row and one row per task Slurm has created."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+
+from app.jobs import states
+from app.poller.rules import (
+    MISSING,
+    Grace,
+    Snapshot,
+    TrackedJob,
+    Transition,
+    is_task_record,
+    observed_changes,
+)
+from app.scheduler.states import JobState
+from app.scheduler.types import JobInfo
+
+
+def array_records(array_id: str, queue: Snapshot, accounting: Snapshot) -> list[JobInfo]:
+    """Every record of one array; a task's terminal accounting record beats its queue one."""
+    merged: dict[str, JobInfo] = {info.job_id: info for info in queue.by_array.get(array_id, ())}
+    for info in accounting.by_array.get(array_id, ()):
+        if info.job_id not in merged or info.state.is_terminal:
+            merged[info.job_id] = info
+    return list(merged.values())
+
+
+def new_task_rows(
+    parent: TrackedJob, records: list[JobInfo], known_task_ids: Collection[str], now: datetime
+) -> list[Transition]:
+    """Rows for tasks Slurm created since the last cycle."""
+    created = []
+    for info in records:
+        if not is_task_record(info) or info.job_id in known_task_ids:
+            continue
+        changes = observed_changes(info, now) | {
+            "slurm_job_id": info.job_id,
+            "array_task_id": int(info.array_task_id or 0),
+        }
+        created.append(
+            Transition(
+                None,
+                None,
+                states.portal_state(info.state),
+                info.reason,
+                changes,
+                parent_job_id=parent.id,
+            )
+        )
+    return created
+
+
+def _active_parent_state(records: list[JobInfo]) -> str:
+    task_states = {info.state for info in records if is_task_record(info)}
+    if task_states & {JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED}:
+        return states.RUNNING
+    waiting = [info for info in records if not info.state.is_terminal]
+    if waiting and all(info.state is JobState.QUEUED_HELD for info in waiting):
+        return states.HELD
+    return states.PENDING
+
+
+def _ended_parent(parent: TrackedJob, tasks: list[JobInfo], now: datetime) -> Transition:
+    ends = [states.portal_state(info.state) for info in tasks]
+    codes = [info.exit_code for info in tasks if info.exit_code is not None]
+    ended = [info.end_time for info in tasks if info.end_time is not None]
+    started = [info.start_time for info in tasks if info.start_time is not None]
+    changes: dict[str, object] = {"last_seen_at": now}
+    if codes:
+        changes["exit_code"] = max(codes)
+    if ended:
+        changes["ended_at"] = max(ended)
+    if started:
+        changes["started_at"] = min(started)
+    target = states.most_telling_end(ends)
+    reason = f"{len(tasks)} tasks ended; {ends.count('completed')} completed"
+    return Transition(parent.id, parent.state, target, reason, changes)
+
+
+def reconcile_parent(
+    parent: TrackedJob,
+    records: list[JobInfo],
+    now: datetime,
+    grace: Grace,
+) -> Transition | None:
+    """The parent's state follows its tasks; it ends only when every task has ended."""
+    if not records:
+        seen = parent.last_seen_at or parent.created_at
+        if parent.state == states.UNDETERMINED or now - seen < grace.missing:
+            return None
+        return Transition(parent.id, parent.state, states.UNDETERMINED, MISSING)
+    if states.is_terminal(parent.state):
+        return None
+    unfinished = [info for info in records if not info.state.is_terminal]
+    if unfinished:
+        target = _active_parent_state(records)
+        return Transition(parent.id, parent.state, target, None, {"last_seen_at": now})
+    tasks = [info for info in records if is_task_record(info)]
+    return _ended_parent(parent, tasks, now)

@@ -1,0 +1,103 @@
+"""One poll cycle for one cluster: read, ask Slurm, decide, write.
+
+The database is touched twice, briefly: a read-only session for the tracked rows (closed
+before Slurm is called) and one transaction for the outcome. In between: one queue call,
+at most one batched accounting call for jobs that left the queue, and, only when a
+submission went unconfirmed, one accounting search by time for its UUID.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.models import utc_now
+from app.poller import store
+from app.poller.reconcile import (
+    Grace,
+    TrackedJob,
+    Transition,
+    accounting_ids,
+    reconcile,
+    stale_submissions,
+)
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.errors import SchedulerError
+from app.scheduler.types import JobInfo
+
+logger = logging.getLogger(__name__)
+# Slurm's submit time and the portal's row time come from different clocks.
+CLOCK_SKEW_MARGIN = timedelta(minutes=5)
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    cluster: str
+    is_ok: bool
+    calls: int
+    seconds: float
+    tracked: int
+    transitions: int
+    consecutive_failures: int
+    error: str | None = None
+
+
+class _Calls:
+    def __init__(self) -> None:
+        self.count = 0
+
+
+async def fetch(
+    adapter: SchedulerAdapter, jobs: list[TrackedJob], now: datetime, grace: Grace, calls: _Calls
+) -> tuple[list[JobInfo], list[JobInfo]]:
+    """The queue snapshot and the accounting records this cycle needs."""
+    calls.count += 1
+    queue = await adapter.queue()
+    records: list[JobInfo] = []
+    wanted = accounting_ids(jobs, queue)
+    if wanted:
+        calls.count += 1
+        records += await adapter.accounting(job_ids=wanted)
+    unconfirmed = stale_submissions(jobs, queue, now, grace)
+    if unconfirmed:
+        since = min(job.created_at for job in unconfirmed) - CLOCK_SKEW_MARGIN
+        calls.count += 1
+        records += await adapter.accounting(since=since)
+    return queue, records
+
+
+async def poll_cluster_once(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str,
+    adapter: SchedulerAdapter,
+    *,
+    grace: Grace | None = None,
+    now: datetime | None = None,
+) -> CycleResult:
+    """Run one cycle; scheduler failures are recorded in cluster_status, not raised."""
+    rules = grace or Grace()
+    moment = now or utc_now()
+    started = time.monotonic()
+    calls = _Calls()
+    jobs = await store.load_tracked_jobs(sessionmaker, cluster)
+    transitions: list[Transition] = []
+    error: str | None = None
+    try:
+        queue, records = await fetch(adapter, jobs, moment, rules, calls)
+        transitions = reconcile(jobs, queue, records, moment, rules)
+        await store.apply_transitions(sessionmaker, transitions)
+    except SchedulerError as exc:
+        # Jobs keep their last known state: an unreachable cluster proves nothing about them.
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        logger.warning("poll of cluster %s failed: %s", cluster, error)
+    seconds = time.monotonic() - started
+    failures = await store.record_cycle(
+        sessionmaker, cluster, now=moment, calls=calls.count, seconds=seconds, error=error
+    )
+    return CycleResult(
+        cluster, error is None, calls.count, seconds, len(jobs), len(transitions), failures, error
+    )

@@ -1,0 +1,212 @@
+"""Reconciliation rules for one job row at a time, and the value types they exchange.
+
+Nothing here touches the database, the network or the clock. The rules are recorded in
+ADR 0002.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from app.jobs import states
+from app.poller.arrays import contains_task, task_ranges
+from app.scheduler.types import JobInfo
+
+NO_SLURM_JOB = "no Slurm job carries this submission's id"
+# Must stay well under Grace.missing so a job still in the queue is never called missing.
+LAST_SEEN_REFRESH = timedelta(minutes=1)
+MISSING = "Slurm no longer reports this job; its end state is unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedJob:
+    """A snapshot of one active job row, taken in a short read-only session."""
+
+    id: int
+    uuid: str
+    state: str
+    slurm_job_id: str | None
+    created_at: datetime
+    last_seen_at: datetime | None = None
+    reason: str | None = None
+    is_array_parent: bool = False
+    array_parent_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Grace:
+    """How long to wait before drawing conclusions from an absence."""
+
+    submit: timedelta = timedelta(seconds=30)
+    missing: timedelta = timedelta(minutes=5)
+    accounting_lag: timedelta = timedelta(seconds=30)
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """A change to one job row; ``job_id`` None means "create this array task row"."""
+
+    job_id: int | None
+    from_state: str | None
+    to_state: str
+    reason: str | None = None
+    changes: Mapping[str, Any] = field(default_factory=dict)
+    parent_job_id: int | None = None
+
+    @property
+    def is_state_change(self) -> bool:
+        return self.from_state != self.to_state
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Scheduler records indexed the ways reconciliation looks them up."""
+
+    by_id: Mapping[str, JobInfo]
+    by_comment: Mapping[str, JobInfo]
+    by_array: Mapping[str, Sequence[JobInfo]]
+
+    @classmethod
+    def of(cls, infos: Iterable[JobInfo]) -> Snapshot:
+        by_id: dict[str, JobInfo] = {}
+        by_comment: dict[str, JobInfo] = {}
+        by_array: dict[str, list[JobInfo]] = defaultdict(list)
+        for info in infos:
+            by_id[info.job_id] = info
+            if info.comment:
+                by_comment.setdefault(info.comment, info)
+            if info.array_job_id is not None:
+                by_array[info.array_job_id].append(info)
+        return cls(by_id, by_comment, dict(by_array))
+
+
+def is_task_record(info: JobInfo) -> bool:
+    return info.array_task_id is not None and info.array_task_id.isdigit()
+
+
+def slurm_id_of(info: JobInfo) -> str:
+    """The id a portal row records: the array's id for any record of an array."""
+    return info.array_job_id if info.array_job_id is not None else info.job_id
+
+
+def _megabytes(size: int | None) -> int | None:
+    return None if size is None else size // 2**20
+
+
+def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
+    """Column values a scheduler record tells us about (None values are left out)."""
+    values: dict[str, Any] = {
+        "native_state": info.native_state[:64] or None,
+        "submitted_at": info.submit_time,
+        "started_at": info.start_time,
+        "elapsed_seconds": info.elapsed_seconds,
+        "alloc_cpus": info.alloc.cpus,
+        "alloc_mem_mb": None
+        if info.alloc.memory_bytes is None
+        else info.alloc.memory_bytes // 2**20,
+        "alloc_gpus": info.alloc.gpus,
+    }
+    if info.state.is_terminal:
+        values |= {
+            "ended_at": info.end_time,
+            "exit_code": info.exit_code,
+            "exit_signal": info.signal,
+            "max_rss_bytes": info.max_rss_bytes,
+            "total_cpu_seconds": None
+            if info.total_cpu_seconds is None
+            else round(info.total_cpu_seconds),
+        }
+    values = {key: value for key, value in values.items() if value is not None}
+    values["reason"] = info.reason[:255] if info.reason else None
+    values["last_seen_at"] = now
+    return values
+
+
+PROGRESSING_STATES = frozenset({states.RUNNING, "completing", "suspended"})
+
+
+def is_worth_writing(job: TrackedJob, target: str, info: JobInfo, now: datetime) -> bool:
+    """Skip rewriting unchanged rows: thousands of idle pending jobs would cost every cycle."""
+    if target != job.state or (info.reason or "")[:255] != (job.reason or ""):
+        return True
+    if target in PROGRESSING_STATES:
+        return True
+    seen = job.last_seen_at or job.created_at
+    return now - seen >= LAST_SEEN_REFRESH
+
+
+def move(job: TrackedJob, info: JobInfo, now: datetime) -> Transition | None:
+    """The transition a scheduler record implies for ``job``, if any."""
+    target = states.portal_state(info.state)
+    if states.is_regression(job.state, target) or not is_worth_writing(job, target, info, now):
+        return None
+    return Transition(job.id, job.state, target, info.reason, observed_changes(info, now))
+
+
+def _missing(job: TrackedJob, now: datetime, grace: Grace) -> Transition | None:
+    seen = job.last_seen_at or job.created_at
+    if job.state == states.UNDETERMINED or now - seen < grace.missing:
+        return None
+    return Transition(job.id, job.state, states.UNDETERMINED, MISSING)
+
+
+def _is_settled_in_queue(info: JobInfo, now: datetime, grace: Grace) -> bool:
+    # A terminal queue record has no exit code; wait a little for accounting to catch up.
+    ended = info.end_time or now
+    return now - ended >= grace.accounting_lag
+
+
+def reconcile_single(
+    job: TrackedJob, queue: Snapshot, accounting: Snapshot, now: datetime, grace: Grace
+) -> Transition | None:
+    """A plain job or one array task, identified by its Slurm id."""
+    assert job.slurm_job_id is not None
+    recorded = accounting.by_id.get(job.slurm_job_id)
+    if recorded is not None and recorded.state.is_terminal:
+        return move(job, recorded, now)
+    queued = queue.by_id.get(job.slurm_job_id)
+    if queued is not None and not queued.state.is_terminal:
+        return move(job, queued, now)
+    if queued is not None:
+        return move(job, queued, now) if _is_settled_in_queue(queued, now, grace) else None
+    if recorded is not None:
+        return move(job, recorded, now)
+    pending = pending_array_record(job.slurm_job_id, queue)
+    if pending is not None:
+        return move(job, pending, now)
+    return _missing(job, now, grace)
+
+
+def pending_array_record(slurm_job_id: str, queue: Snapshot) -> JobInfo | None:
+    """The array's not-yet-started record (``12_[3-10]``) that still covers this task."""
+    array_id, _, task = slurm_job_id.partition("_")
+    if not task.isdigit():
+        return None
+    for info in queue.by_array.get(array_id, ()):
+        if not is_task_record(info) and contains_task(
+            task_ranges(info.array_task_id or ""), int(task)
+        ):
+            return info
+    return None
+
+
+def reconcile_submitting(
+    job: TrackedJob, queue: Snapshot, accounting: Snapshot, now: datetime, grace: Grace
+) -> Transition | None:
+    """Attach a row whose Slurm id was never recorded, or declare the submission failed."""
+    if now - job.created_at < grace.submit:
+        return None
+    found = queue.by_comment.get(job.uuid) or accounting.by_comment.get(job.uuid)
+    if found is None:
+        return Transition(
+            job.id, job.state, states.SUBMIT_FAILED, NO_SLURM_JOB, {"submit_error": NO_SLURM_JOB}
+        )
+    target = states.portal_state(found.state)
+    if found.array_job_id is not None:
+        target = states.PENDING if found.state.is_terminal else target
+    changes = observed_changes(found, now) | {"slurm_job_id": slurm_id_of(found)}
+    return Transition(job.id, job.state, target, "found by its submission id", changes)

@@ -1,0 +1,143 @@
+"""The poller's database side: a short read of tracked jobs, one short write per cycle."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db import unit_of_work
+from app.jobs import repository
+from app.models import ClusterStatus, Job
+from app.poller.reconcile import TrackedJob, Transition
+
+
+def tracked(job: Job) -> TrackedJob:
+    return TrackedJob(
+        id=job.id,
+        uuid=job.uuid,
+        state=job.state,
+        slurm_job_id=job.slurm_job_id,
+        created_at=job.created_at,
+        last_seen_at=job.last_seen_at,
+        reason=job.reason,
+        is_array_parent=job.array_spec is not None and job.array_parent_id is None,
+        array_parent_id=job.array_parent_id,
+    )
+
+
+async def load_tracked_jobs(
+    sessionmaker: async_sessionmaker[AsyncSession], cluster: str
+) -> list[TrackedJob]:
+    async with sessionmaker() as session:
+        rows = await repository.list_active_for_cluster(session, cluster)
+        return [tracked(row) for row in rows]
+
+
+def _task_row(parent: Job, change: Transition) -> Job:
+    task = Job(
+        uuid=str(uuid.uuid4()),
+        owner_user_id=parent.owner_user_id,
+        project_id=parent.project_id,
+        cluster=parent.cluster,
+        template_version_id=parent.template_version_id,
+        parameters={},
+        script=parent.script,
+        array_parent_id=parent.id,
+        name=parent.name,
+        state=change.to_state,
+        partition=parent.partition,
+        qos=parent.qos,
+        time_limit_minutes=parent.time_limit_minutes,
+    )
+    for column, value in change.changes.items():
+        setattr(task, column, value)
+    return task
+
+
+async def _create_tasks(session: AsyncSession, creations: Sequence[Transition]) -> None:
+    parent_ids = sorted({c.parent_job_id for c in creations if c.parent_job_id is not None})
+    parents = {job.id: job for job in await repository.list_by_ids(session, parent_ids)}
+    for change in creations:
+        parent = parents.get(change.parent_job_id or 0)
+        if parent is None:
+            continue
+        task = _task_row(parent, change)
+        session.add(task)
+        await session.flush()
+        repository.add_event(
+            session, task.id, None, change.to_state, reason=change.reason, source="poller"
+        )
+
+
+def _apply_one(session: AsyncSession, job: Job, change: Transition) -> None:
+    # A row changed since it was read (e.g. the submitter attached it) is left alone;
+    # the next cycle sees its new state.
+    if job.state != change.from_state:
+        return
+    if "slurm_job_id" in change.changes and job.slurm_job_id is not None:
+        return
+    for column, value in change.changes.items():
+        setattr(job, column, value)
+    if change.is_state_change:
+        job.state = change.to_state
+        repository.add_event(
+            session,
+            job.id,
+            change.from_state,
+            change.to_state,
+            reason=change.reason,
+            source="poller",
+        )
+
+
+async def apply_transitions(
+    sessionmaker: async_sessionmaker[AsyncSession], transitions: Sequence[Transition]
+) -> None:
+    """Everything one cycle decided, in a single short transaction."""
+    if not transitions:
+        return
+    updates = [t for t in transitions if t.job_id is not None]
+    async with unit_of_work(sessionmaker) as session:
+        rows = await repository.list_by_ids(session, [t.job_id for t in updates if t.job_id])
+        by_id = {row.id: row for row in rows}
+        for change in updates:
+            row = by_id.get(change.job_id or 0)
+            if row is not None:
+                _apply_one(session, row, change)
+        await _create_tasks(session, [t for t in transitions if t.job_id is None])
+
+
+async def _status_row(session: AsyncSession, cluster: str) -> ClusterStatus:
+    row = await session.scalar(select(ClusterStatus).where(ClusterStatus.cluster == cluster))
+    if row is None:
+        row = ClusterStatus(cluster=cluster, consecutive_failures=0, calls_last_cycle=0)
+        session.add(row)
+    return row
+
+
+async def record_cycle(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str,
+    *,
+    now: datetime,
+    calls: int,
+    seconds: float,
+    error: str | None,
+) -> int:
+    """Heartbeat for /healthz; returns the number of consecutive failures."""
+    async with unit_of_work(sessionmaker) as session:
+        row = await _status_row(session, cluster)
+        row.calls_last_cycle = calls
+        row.cycle_seconds = seconds
+        if error is None:
+            row.last_contact_at = now
+            row.last_error = None
+            row.consecutive_failures = 0
+        else:
+            row.last_error = error
+            row.consecutive_failures = (row.consecutive_failures or 0) + 1
+        return row.consecutive_failures
