@@ -1,0 +1,127 @@
+"""docker-compose.yml is consistent: everything it builds or mounts exists, and it starts in order.
+
+No container engine runs in the test environment, so the file is checked statically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def services() -> dict[str, dict[str, Any]]:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    result: dict[str, dict[str, Any]] = compose["services"]
+    return result
+
+
+def dependencies(service: dict[str, Any]) -> dict[str, str]:
+    """Names this service waits for, with the condition it waits on."""
+    depends_on = service.get("depends_on", {})
+    if isinstance(depends_on, list):
+        return {name: "service_started" for name in depends_on}
+    return {name: spec.get("condition", "service_started") for name, spec in depends_on.items()}
+
+
+def host_mounts(service: dict[str, Any]) -> list[str]:
+    sources = []
+    for volume in service.get("volumes", []):
+        source = volume.split(":")[0] if isinstance(volume, str) else volume.get("source", "")
+        if source.startswith((".", "/")):
+            sources.append(source)
+    return sources
+
+
+def test_stack_has_the_portal_and_every_slurm_role(services: dict[str, dict[str, Any]]) -> None:
+    expected = {"postgres", "migrate", "web", "poller", "mariadb", "slurmdbd", "slurmctld"}
+    assert expected | {"slurmd", "slurmrestd"} <= set(services)
+
+
+def test_every_build_context_and_dockerfile_exists(services: dict[str, dict[str, Any]]) -> None:
+    builds = {name: spec["build"] for name, spec in services.items() if "build" in spec}
+
+    assert builds, "the stack builds nothing"
+    for name, build in builds.items():
+        context = ROOT / build["context"]
+        assert context.is_dir(), f"{name}: build context {context} is missing"
+        assert (context / build.get("dockerfile", "Dockerfile")).is_file(), name
+
+
+def test_every_mounted_host_file_exists(services: dict[str, dict[str, Any]]) -> None:
+    mounts = [(name, source) for name, spec in services.items() for source in host_mounts(spec)]
+
+    assert mounts, "no host files are mounted"
+    for name, source in mounts:
+        assert (ROOT / source).exists(), f"{name}: mounted {source} does not exist"
+
+
+def test_files_copied_into_the_slurm_image_exist() -> None:
+    dockerfile = (ROOT / "docker/slurm/Dockerfile").read_text().splitlines()
+    copied = [line.split()[1] for line in dockerfile if line.startswith("COPY ")]
+
+    assert copied
+    for source in copied:
+        assert (ROOT / "docker/slurm" / source).is_file(), source
+
+
+def test_every_dependency_names_a_defined_service(services: dict[str, dict[str, Any]]) -> None:
+    for name, spec in services.items():
+        unknown = set(dependencies(spec)) - set(services)
+        assert not unknown, f"{name} depends on undefined {unknown}"
+
+
+def test_dependencies_form_no_cycle(services: dict[str, dict[str, Any]]) -> None:
+    visiting: set[str] = set()
+    done: set[str] = set()
+
+    def visit(name: str) -> None:
+        assert name not in visiting, f"dependency cycle through {name}"
+        if name in done:
+            return
+        visiting.add(name)
+        for dependency in dependencies(services[name]):
+            visit(dependency)
+        visiting.discard(name)
+        done.add(name)
+
+    for name in services:
+        visit(name)
+    assert done == set(services)
+
+
+@pytest.mark.parametrize(
+    ("service", "dependency", "condition"),
+    [
+        ("migrate", "postgres", "service_healthy"),
+        ("web", "migrate", "service_completed_successfully"),
+        ("poller", "migrate", "service_completed_successfully"),
+        ("poller", "slurmctld", "service_healthy"),
+        ("slurmdbd", "mariadb", "service_healthy"),
+        ("slurmctld", "slurmdbd", "service_healthy"),
+        ("slurmd", "slurmctld", "service_healthy"),
+        ("slurmrestd", "slurmctld", "service_healthy"),
+    ],
+)
+def test_services_wait_for_what_they_need(
+    services: dict[str, dict[str, Any]], service: str, dependency: str, condition: str
+) -> None:
+    assert dependencies(services[service]).get(dependency) == condition
+
+
+def test_waited_on_health_has_a_healthcheck(services: dict[str, dict[str, Any]]) -> None:
+    for name, spec in services.items():
+        for dependency, condition in dependencies(spec).items():
+            if condition == "service_healthy":
+                assert "healthcheck" in services[dependency], f"{name} waits on {dependency}"
+
+
+def test_portal_services_run_the_expected_commands(services: dict[str, dict[str, Any]]) -> None:
+    assert services["migrate"]["command"] == ["alembic", "upgrade", "head"]
+    assert services["web"]["command"][:3] == ["uvicorn", "--factory", "app.main:create_app"]
+    assert services["poller"]["command"] == ["python", "-m", "app.poller"]
