@@ -54,6 +54,7 @@ class RejectKind(enum.StrEnum):
     QOS_LIMIT = "qos_limit"
     ASSOCIATION_LIMIT = "association_limit"
     BAD_GRES = "bad_gres"
+    UNAVAILABLE_RESOURCES = "unavailable_resources"
     BAD_DIRECTIVE = "bad_directive"
     SCRIPT_ERROR = "script_error"
     OTHER = "other"
@@ -97,6 +98,11 @@ _RULES: tuple[tuple[str, RejectKind, str], ...] = (
         r"gres|generic resource",
         RejectKind.BAD_GRES,
         "The requested GPUs or generic resources do not exist on this cluster.",
+    ),
+    (
+        r"requested node configuration is not available",
+        RejectKind.UNAVAILABLE_RESOURCES,
+        "No node in the partition has the requested CPUs, memory or GPUs.",
     ),
     (
         r"unrecognized option|invalid option|unknown key|try \"sbatch --help\"",

@@ -166,7 +166,7 @@ def squeue_argv(user: str | None = None) -> list[str]:
     """argv for one squeue call listing every job (or one user's) in the narrow format."""
     fields = [f"{name}:0{SEP}" for _, name in SQUEUE_FIELDS[:-1]]
     fields.append(f"{SQUEUE_FIELDS[-1][1]}:0")
-    argv = [*_UTC, "squeue", "--noheader", "--all", f"--Format={','.join(fields)}"]
+    argv = [*_UTC, "squeue", "--noheader", "--all", "--states=all", f"--Format={','.join(fields)}"]
     if user is not None:
         argv.append(f"--user={check_user(user)}")
     return argv

@@ -1,0 +1,183 @@
+"""Parsers against outputs recorded from the real cluster (scripts/capture-slurm-outputs)."""
+
+from datetime import UTC, timedelta
+
+import pytest
+
+from app.scheduler.slurm import parsing
+from app.scheduler.states import HOLD_REASONS, JobState
+
+
+def by_id(jobs):
+    return {job.job_id: job for job in jobs}
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("1-02:03:04", 93784),
+        ("02:03:04", 7384),
+        ("10:00", 600),
+        ("00:05.123", 5.123),
+        ("7-00:00:00", 604800),
+        ("60", 3600),
+    ],
+)
+def test_durations(text: str, seconds: float) -> None:
+    parsed = parsing.parse_duration(text)
+    assert parsed is not None
+    assert parsed.total_seconds() == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["UNLIMITED", "infinite", "Partition_Limit", "", "INVALID"])
+def test_durations_without_a_value(text: str) -> None:
+    assert parsing.parse_duration(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("4208K", 4208 * 1024), ("1.5G", 1536 * 1024**2), ("100M", 100 * 1024**2), ("0", 0)],
+)
+def test_sizes(text: str, size: int) -> None:
+    assert parsing.parse_size(text) == size
+
+
+def test_tres_with_gpus() -> None:
+    tres = parsing.parse_tres("billing=1,cpu=4,gres/gpu=2,gres/gpu:a100=2,mem=100M,node=1")
+    assert (tres.cpus, tres.gpus, tres.nodes) == (4, 2, 1)
+    assert tres.memory_bytes == 100 * 1024**2
+
+
+@pytest.mark.parametrize(
+    ("job_id", "parts"),
+    [("12_3", ("12", "3")), ("12_[4-9%2]", ("12", "[4-9%2]")), ("12", (None, None))],
+)
+def test_array_ids(job_id: str, parts: tuple[str | None, str | None]) -> None:
+    assert parsing.split_array_id(job_id) == parts
+
+
+def test_output_path_patterns_expand_for_array_tasks() -> None:
+    path = parsing.expand_output_path(
+        "/home/u/%x-%A_%a-%j-%u%%.out",
+        job_id="30",
+        name="sweep",
+        user="u",
+        array_job_id="23",
+        array_task_id="1",
+    )
+    assert path == "/home/u/sweep-23_1-30-u%.out"
+
+
+def test_sacct_folds_steps_into_jobs(recorded) -> None:
+    jobs = by_id(parsing.parse_sacct(recorded.text("sacct.txt")))
+    assert not any("." in job_id for job_id in jobs)
+    hello = jobs[recorded.jobs["hello"]]
+    assert hello.state is JobState.COMPLETED
+    assert (hello.exit_code, hello.signal) == (0, None)
+    assert hello.max_rss_bytes is not None and hello.max_rss_bytes > 0
+    assert hello.elapsed_seconds is not None and hello.elapsed_seconds >= 8
+    assert hello.alloc.cpus == 1
+    assert hello.submit_time is not None and hello.submit_time.tzinfo is UTC
+    assert hello.user == recorded.user
+
+
+def test_sacct_exit_3_is_failed_with_code_3(recorded) -> None:
+    job = by_id(parsing.parse_sacct(recorded.text("sacct.txt")))[recorded.jobs["exit3"]]
+    assert job.state is JobState.FAILED
+    assert (job.exit_code, job.signal) == (3, None)
+
+
+def test_sacct_cancelled_by_uid(recorded) -> None:
+    job = by_id(parsing.parse_sacct(recorded.text("sacct.txt")))[recorded.jobs["cancelled"]]
+    assert job.state is JobState.CANCELLED
+    assert job.native_state.startswith("CANCELLED by ")
+
+
+def test_sacct_missing_log_dir_is_a_launch_failure_with_signal(recorded) -> None:
+    job = by_id(parsing.parse_sacct(recorded.text("sacct.txt")))[recorded.jobs["missing_dir"]]
+    assert job.state is JobState.FAILED
+    assert job.signal == 53
+
+
+def test_sacct_array_tasks_are_separate_records(recorded) -> None:
+    master = recorded.jobs["array"]
+    jobs = parsing.parse_sacct(recorded.text("sacct.txt"))
+    tasks = sorted((j for j in jobs if j.array_job_id == master), key=lambda j: j.job_id)
+    assert [t.job_id for t in tasks] == [f"{master}_{n}" for n in (1, 2, 3)]
+    assert all(t.state is JobState.COMPLETED for t in tasks)
+    assert len({t.native["JobIDRaw"] for t in tasks}) == 3
+
+
+def test_sacct_pending_jobs_follow_their_recorded_reason(recorded) -> None:
+    # slurmdbd may not have the hold reason yet; queue() is authoritative for holds.
+    jobs = by_id(parsing.parse_sacct(recorded.text("sacct.txt")))
+    held_array = f"{recorded.jobs['held_array']}_[0-9%2]"
+    for job in (jobs[recorded.jobs["held"]], jobs[held_array]):
+        expected = JobState.QUEUED_HELD if job.reason in HOLD_REASONS else JobState.QUEUED
+        assert job.state is expected
+        assert job.start_time is None and job.exit_code is None
+
+
+def test_sacct_other_users_are_included(recorded) -> None:
+    bob = by_id(parsing.parse_sacct(recorded.text("sacct.txt")))[recorded.jobs["bob"]]
+    assert (bob.user, bob.account) == ("bob", "chemistry")
+
+
+def test_squeue_active_snapshot(recorded) -> None:
+    jobs = by_id(parsing.parse_squeue(recorded.text("squeue-active.txt")))
+    held = jobs[recorded.jobs["held"]]
+    assert held.state is JobState.QUEUED_HELD
+    assert held.comment == "portal-uuid-0001"
+    assert held.stdout_path == f"{recorded.log_dir}/held-{recorded.jobs['held']}.out"
+    assert held.time_limit == timedelta(minutes=10)
+    running = jobs[recorded.jobs["cancelled"]]
+    assert running.state is JobState.RUNNING
+    assert running.start_time is not None and running.nodes
+
+
+def test_squeue_pending_array_is_one_record(recorded) -> None:
+    jobs = by_id(parsing.parse_squeue(recorded.text("squeue-active.txt")))
+    pending = jobs[f"{recorded.jobs['held_array']}_[0-9%2]"]
+    assert pending.array_job_id == recorded.jobs["held_array"]
+    assert pending.array_task_id == "[0-9%2]"
+
+
+def test_squeue_and_rest_agree_on_finished_jobs(recorded) -> None:
+    from app.scheduler.slurm.rest_parsing import job_from_v0038
+
+    text_jobs = by_id(parsing.parse_squeue(recorded.text("squeue-finished.txt")))
+    rest = recorded.json("rest-jobs-finished.json")["jobs"]
+    rest_jobs = by_id(job_from_v0038(job) for job in rest)
+    stable = [k for k, j in text_jobs.items() if j.state.is_terminal and k in rest_jobs]
+    assert stable
+    for job_id in stable:
+        a, b = text_jobs[job_id], rest_jobs[job_id]
+        assert (a.state, a.user, a.account, a.partition, a.name) == (
+            b.state,
+            b.user,
+            b.account,
+            b.partition,
+            b.name,
+        )
+        assert a.submit_time == b.submit_time
+        assert a.stdout_path == b.stdout_path
+
+
+def test_sinfo_partitions(recorded) -> None:
+    parts = {p.name: p for p in parsing.parse_sinfo(recorded.text("sinfo.txt"))}
+    assert parts["debug"].is_default and not parts["long"].is_default
+    assert parts["debug"].max_time == timedelta(hours=1)
+    assert parts["long"].max_time == timedelta(days=7)
+    assert parts["debug"].total_cpus >= parts["debug"].idle_cpus
+
+
+def test_associations(recorded) -> None:
+    assocs = parsing.parse_associations(recorded.text("sacctmgr-assoc-alice.txt"))
+    assert [a.account for a in assocs] == ["physics"]
+    assert "normal" in assocs[0].qos
+
+
+def test_read_chunk_output_splits_size_from_data() -> None:
+    assert parsing.parse_read_chunk(b"11\nhello\nworld", 0) == (11, b"hello\nworld")
+    with pytest.raises(ValueError, match="size"):
+        parsing.parse_read_chunk(b"", 0)
