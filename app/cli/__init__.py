@@ -1,0 +1,1 @@
+"""``hpcportal``: a command-line client for scripts, speaking only the public JSON API."""

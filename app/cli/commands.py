@@ -1,0 +1,172 @@
+"""One function per command: ``(client, args) -> ExitCode``; printing goes through output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from app.cli import output
+from app.cli.client import CliError, PortalClient
+from app.cli.exit_codes import ExitCode, for_final_state
+
+JOB_COLUMNS = ("id", "name", "state", "cluster", "slurm_job_id", "exit_code", "submitted_at")
+JOB_FIELDS = (*JOB_COLUMNS, "uuid", "project_id", "reason", "started_at", "ended_at")
+TEMPLATE_COLUMNS = ("id", "name", "scope", "current_version", "description")
+WAIT_INTERVAL = 2.0
+MAX_WAIT_INTERVAL = 15.0
+FOLLOW_RECONNECTS = 5
+
+Command = Callable[[PortalClient, argparse.Namespace], ExitCode]
+
+
+def _emit(args: argparse.Namespace, value: Any, show: Callable[[Any], None]) -> ExitCode:
+    if args.json:
+        output.print_json(value)
+    else:
+        show(value)
+    return ExitCode.OK
+
+
+def me(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    fields = ("login", "display_name", "email", "is_site_admin", "scopes")
+    return _emit(args, client.get("/me"), lambda body: output.print_fields(body, fields))
+
+
+def templates_list(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    body = client.get("/templates")
+    return _emit(args, body, lambda b: output.print_table(b["items"], TEMPLATE_COLUMNS))
+
+
+def _show_template(body: dict[str, Any]) -> None:
+    output.print_fields(body, (*TEMPLATE_COLUMNS, "project_id"))
+    version = body.get("version") or {}
+    print("\nparameters:")
+    for name, spec in (version.get("parameter_schema") or {}).get("properties", {}).items():
+        print(f"  {name}: {json.dumps(spec, sort_keys=True)}")
+    print("\nscript:")
+    print(version.get("script", ""))
+
+
+def templates_show(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    template_id = resolve_template(client, args.template)
+    return _emit(args, client.get(f"/templates/{template_id}"), _show_template)
+
+
+def resolve_template(client: PortalClient, reference: str) -> int:
+    """A template id from an id or an exact name among the templates the user can see."""
+    if reference.isdigit():
+        return int(reference)
+    matches = [t for t in client.get("/templates")["items"] if t["name"] == reference]
+    if len(matches) != 1:
+        problem = "no template" if not matches else "several templates"
+        raise CliError(f"{problem} named {reference!r}; use its id", ExitCode.NOT_FOUND)
+    return int(matches[0]["id"])
+
+
+def parse_parameters(pairs: list[str]) -> dict[str, str]:
+    parameters: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise CliError(f"parameter {pair!r} is not key=value", ExitCode.USAGE)
+        parameters[name.strip()] = value
+    return parameters
+
+
+def submit(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    body: dict[str, Any] = {
+        "template_id": resolve_template(client, args.template),
+        "template_version": args.version,
+        "parameters": parse_parameters(args.parameter),
+        "project_id": args.project,
+    }
+    # A key per invocation lets a retried request (lost answer) return the same job.
+    key = args.idempotency_key or str(uuid.uuid4())
+    job = client.post("/jobs", body, headers={"Idempotency-Key": key})
+    if not args.wait:
+        return _emit(args, job, lambda j: print(f"submitted job {j['id']} ({j['state']})"))
+    if not args.json:
+        print(f"submitted job {job['id']}; waiting", file=sys.stderr)
+    return _wait_and_report(client, args, int(job["id"]))
+
+
+def jobs_list(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    params = {"state": args.state, "project_id": args.project, "limit": args.limit}
+    body = client.get("/jobs", params)
+    return _emit(args, body, lambda b: output.print_table(b["items"], JOB_COLUMNS))
+
+
+def jobs_show(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    job = client.get(f"/jobs/{args.job}")
+    return _emit(args, job, lambda j: output.print_fields(j, JOB_FIELDS))
+
+
+def jobs_cancel(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    job = client.post(f"/jobs/{args.job}/cancel")
+    return _emit(args, job, lambda j: print(f"cancel requested for job {j['id']}"))
+
+
+def logs(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    stream = "stderr" if args.stderr else "stdout"
+    path = f"/jobs/{args.job}/logs/{stream}"
+    if args.follow:
+        return _follow(client, path)
+    offset = 0
+    while True:
+        page = client.get(path, {"offset": offset})
+        sys.stdout.write(page["data"])
+        offset = int(page["next_offset"])
+        if page["eof"]:
+            sys.stdout.flush()
+            return ExitCode.OK
+
+
+def _follow(client: PortalClient, path: str) -> ExitCode:
+    last_id: str | None = None
+    for attempt in range(FOLLOW_RECONNECTS + 1):
+        try:
+            for event in client.events(f"{path}/follow", last_id):
+                if event.event == "end":
+                    return ExitCode.OK
+                last_id = event.id or last_id
+                sys.stdout.write(json.loads(event.data)["data"])
+                sys.stdout.flush()
+            # The server closed the stream without saying the job ended: resume.
+        except CliError as error:
+            if error.exit_code != ExitCode.UNREACHABLE or attempt == FOLLOW_RECONNECTS:
+                raise
+        time.sleep(min(2**attempt, MAX_WAIT_INTERVAL))
+    raise CliError("the log stream kept closing; giving up", ExitCode.UNREACHABLE)
+
+
+def wait(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    return _wait_and_report(client, args, int(args.job))
+
+
+def wait_for_job(client: PortalClient, job_id: int, timeout: float | None) -> dict[str, Any] | None:
+    """Poll the job until it has finished; None when ``timeout`` seconds passed first."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    interval = WAIT_INTERVAL
+    while True:
+        job: dict[str, Any] = client.get(f"/jobs/{job_id}")
+        if job["is_finished"]:
+            return job
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
+        pause = interval if deadline is None else min(interval, deadline - time.monotonic())
+        time.sleep(max(pause, 0.0))
+        interval = min(interval * 1.5, MAX_WAIT_INTERVAL)
+
+
+def _wait_and_report(client: PortalClient, args: argparse.Namespace, job_id: int) -> ExitCode:
+    job = wait_for_job(client, job_id, args.timeout)
+    if job is None:
+        print(f"job {job_id} has not ended after {args.timeout:g} s", file=sys.stderr)
+        return ExitCode.WAIT_TIMEOUT
+    _emit(args, job, lambda j: print(f"job {j['id']} {j['state']} (exit code {j['exit_code']})"))
+    return for_final_state(str(job["state"]))

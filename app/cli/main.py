@@ -1,0 +1,118 @@
+"""Entry point of the ``hpcportal`` console script: argument parsing and exit statuses."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from app.cli import commands
+from app.cli.client import CliError, PortalClient
+from app.cli.config import ClientConfig, ConfigMissing, load_config, save_config
+from app.cli.exit_codes import EXIT_CODE_HELP, ExitCode
+
+
+def _json_flag() -> argparse.ArgumentParser:
+    # SUPPRESS keeps a subcommand's default from hiding a --json given before it.
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output"
+    )
+    return shared
+
+
+def _add_job_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    shared = _json_flag()
+    jobs = sub.add_parser("jobs", help="list, show and cancel jobs").add_subparsers(
+        dest="action", required=True
+    )
+    listing = jobs.add_parser("list", parents=[shared], help="your jobs, newest first")
+    listing.add_argument("--state", help="only jobs in this state")
+    listing.add_argument("--project", type=int, help="only jobs of this project id")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.set_defaults(run=commands.jobs_list)
+    for name, run in (("show", commands.jobs_show), ("cancel", commands.jobs_cancel)):
+        parser = jobs.add_parser(name, parents=[shared], help=f"{name} one job")
+        parser.add_argument("job", type=int)
+        parser.set_defaults(run=run)
+    logs = sub.add_parser("logs", parents=[shared], help="print a job's output")
+    logs.add_argument("job", type=int)
+    logs.add_argument("--stderr", action="store_true", help="the error stream instead of stdout")
+    logs.add_argument("--follow", "-f", action="store_true", help="keep printing until it ends")
+    logs.set_defaults(run=commands.logs)
+    wait = sub.add_parser("wait", parents=[shared], help="wait until a job has ended")
+    wait.add_argument("job", type=int)
+    wait.add_argument("--timeout", type=float, help="give up after this many seconds")
+    wait.set_defaults(run=commands.wait)
+
+
+def _add_template_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    shared = _json_flag()
+    templates = sub.add_parser("templates", help="job templates").add_subparsers(
+        dest="action", required=True
+    )
+    templates.add_parser("list", parents=[shared]).set_defaults(run=commands.templates_list)
+    show = templates.add_parser("show", parents=[shared], help="parameters and script")
+    show.add_argument("template", help="template id or name")
+    show.set_defaults(run=commands.templates_show)
+    submit = sub.add_parser("submit", parents=[shared], help="submit a job from a template")
+    submit.add_argument("template", help="template id or name")
+    submit.add_argument("-p", "--parameter", action="append", default=[], metavar="KEY=VALUE")
+    submit.add_argument("--version", type=int, help="template version (default: current)")
+    submit.add_argument("--project", type=int, help="project id (default: your only project)")
+    submit.add_argument("--idempotency-key", help="resending the same key never submits twice")
+    submit.add_argument("--wait", action="store_true", help="wait and exit with the job's result")
+    submit.add_argument("--timeout", type=float, help="with --wait: give up after N seconds")
+    submit.set_defaults(run=commands.submit)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hpcportal",
+        description="Command-line client for the HPC portal's API.",
+        epilog=EXIT_CODE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", action="store_true", default=False, help="machine output")
+    sub = parser.add_subparsers(dest="command", required=True)
+    configure = sub.add_parser("configure", help="store the portal URL and your token")
+    configure.add_argument("--url", required=True)
+    configure.add_argument("--token", required=True)
+    sub.add_parser("me", parents=[_json_flag()], help="who the token belongs to").set_defaults(
+        run=commands.me
+    )
+    _add_template_commands(sub)
+    _add_job_commands(sub)
+    return parser
+
+
+def _configure(args: argparse.Namespace) -> ExitCode:
+    path = save_config(ClientConfig(url=args.url.rstrip("/"), token=args.token))
+    print(f"saved to {path}")
+    return ExitCode.OK
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "configure":
+        return _configure(args)
+    try:
+        client = PortalClient(load_config())
+    except ConfigMissing as error:
+        print(f"hpcportal: {error}", file=sys.stderr)
+        return ExitCode.USAGE
+    try:
+        code: ExitCode = args.run(client, args)
+        return code
+    except CliError as error:
+        print(f"hpcportal: {error.message}", file=sys.stderr)
+        return error.exit_code
+    finally:
+        client.close()
+
+
+def main() -> None:
+    try:
+        sys.exit(run())
+    except KeyboardInterrupt:
+        sys.exit(130)
