@@ -1,0 +1,251 @@
+"""The jobs service on both databases, with the in-memory scheduler standing in for Slurm."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from app.jobs import service, submission
+from app.jobs.repository import JobFilters
+from app.jobs.requests import JobRequest
+from app.models import Job, JobEvent, Project, User
+from app.poller.cycle import poll_cluster_once
+from app.poller.reconcile import Grace
+from app.scheduler.errors import RejectKind, SubmitRejected
+from app.scheduler.fake import FakeScheduler
+from tests.factories import add_member, make_job, make_project, make_user
+
+CLUSTER = "testcluster"
+NO_WAIT = Grace(submit=timedelta(0))
+
+
+@pytest.fixture
+def fake() -> FakeScheduler:
+    return FakeScheduler(accounts={"alice": ["physics"], "carol": ["physics"]})
+
+
+@pytest.fixture
+def jobs(sessionmaker: async_sessionmaker[AsyncSession], fake: FakeScheduler) -> service.JobService:
+    return service.JobService(sessionmaker, {CLUSTER: fake})
+
+
+async def physics(session: AsyncSession) -> tuple[User, User, User, Project]:
+    project = await make_project(session, "Physics", slurm_account="physics")
+    alice = await make_user(session, "alice", cluster_username="alice")
+    carol = await make_user(session, "carol", cluster_username="carol")
+    manager = await make_user(session, "mgr", cluster_username="mgr")
+    await add_member(session, alice, project)
+    await add_member(session, carol, project)
+    await add_member(session, manager, project, role="manager")
+    await session.commit()
+    return alice, carol, manager, project
+
+
+def request_for(project: Project, **fields: object) -> JobRequest:
+    return JobRequest(project_id=project.id, script="#!/bin/bash\ntrue\n", name="t", **fields)  # type: ignore[arg-type]
+
+
+async def test_submit_writes_row_first_then_records_slurm_id(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, _, project = await physics(session)
+    job = await jobs.submit(alice, request_for(project))
+    assert (job.state, job.slurm_job_id) == ("pending", "1000")
+    assert fake.specs["1000"].comment == job.uuid
+    assert fake.specs["1000"].account == "physics"
+    events = await service.list_events(session, alice, job.id)
+    assert [(e.from_state, e.to_state) for e in events] == [
+        (None, "submitting"),
+        ("submitting", "pending"),
+    ]
+
+
+async def test_same_idempotency_key_returns_the_same_job(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, _, project = await physics(session)
+    first = await jobs.submit(alice, request_for(project), idempotency_key="k1")
+    again = await jobs.submit(alice, request_for(project), idempotency_key="k1")
+    assert again.id == first.id
+    assert len(fake.jobs) == 1
+
+
+async def test_concurrent_retries_with_one_key_submit_once(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, _, project = await physics(session)
+    results = await asyncio.gather(
+        *(jobs.submit(alice, request_for(project), idempotency_key="k2") for _ in range(4))
+    )
+    assert len({job.id for job in results}) == 1
+    assert len(fake.jobs) == 1
+    assert await session.scalar(select(func.count()).select_from(Job)) == 1
+
+
+async def test_rejected_submission_keeps_the_plain_message(
+    session: AsyncSession,
+    jobs: service.JobService,
+    fake: FakeScheduler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice, _, _, project = await physics(session)
+
+    async def refuse(spec: object, as_user: str) -> str:
+        raise SubmitRejected(RejectKind.QOS_LIMIT, "Too big.", "raw")
+
+    monkeypatch.setattr(fake, "submit", refuse)
+    with pytest.raises(SubmitRejected):
+        await jobs.submit(alice, request_for(project))
+    row = await session.scalar(select(Job))
+    assert row is not None
+    assert (row.state, row.submit_error) == ("submit_failed", "Too big.")
+
+
+async def test_non_member_cannot_submit(session: AsyncSession, jobs: service.JobService) -> None:
+    _, _, _, project = await physics(session)
+    bob = await make_user(session, "bob", cluster_username="bob")
+    await session.commit()
+    with pytest.raises(NotFound):
+        await jobs.submit(bob, request_for(project))
+
+
+async def test_member_without_cluster_account_gets_a_validation_error(
+    session: AsyncSession, jobs: service.JobService
+) -> None:
+    _, _, _, project = await physics(session)
+    newcomer = await make_user(session, "newcomer")
+    await add_member(session, newcomer, project)
+    await session.commit()
+    with pytest.raises(ValidationFailed):
+        await jobs.submit(newcomer, request_for(project))
+
+
+async def test_bad_values_are_refused_before_any_row_is_written(
+    session: AsyncSession, jobs: service.JobService
+) -> None:
+    alice, _, _, project = await physics(session)
+    with pytest.raises(ValidationFailed) as caught:
+        await jobs.submit(alice, request_for(project, stdout_path="/etc/passwd"))
+    assert "stdout" in caught.value.fields
+    assert await session.scalar(select(func.count()).select_from(Job)) == 0
+
+
+async def test_lost_phase_c_write_is_repaired_by_the_next_poll(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    session: AsyncSession,
+    jobs: service.JobService,
+    fake: FakeScheduler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice, _, _, project = await physics(session)
+
+    async def crash(*args: object) -> None:
+        raise RuntimeError("process died after sbatch answered")
+
+    monkeypatch.setattr(submission, "record_submission", crash)
+    with pytest.raises(RuntimeError):
+        await jobs.submit(alice, request_for(project))
+    await poll_cluster_once(sessionmaker, CLUSTER, fake, grace=NO_WAIT)
+    row = await session.scalar(select(Job))
+    assert row is not None
+    assert (row.state, row.slurm_job_id) == ("pending", "1000")
+    assert len(fake.jobs) == 1
+
+
+async def test_manager_cancels_a_members_job_as_the_owner(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, manager, project = await physics(session)
+    job = await jobs.submit(alice, request_for(project))
+    await jobs.cancel(manager, job.id)
+    assert fake.jobs["1000"].state.is_terminal
+    events = await service.list_events(session, alice, job.id)
+    assert events[-1].reason == "cancel requested by mgr"
+
+
+async def test_member_may_see_but_not_cancel_a_colleagues_job(
+    session: AsyncSession, jobs: service.JobService
+) -> None:
+    alice, carol, _, project = await physics(session)
+    job = await jobs.submit(alice, request_for(project))
+    assert (await service.get_job(session, carol, job.id)).id == job.id
+    with pytest.raises(Forbidden):
+        await jobs.cancel(carol, job.id)
+
+
+async def test_outsider_is_told_the_job_does_not_exist(
+    session: AsyncSession, jobs: service.JobService
+) -> None:
+    alice, _, _, project = await physics(session)
+    job = await jobs.submit(alice, request_for(project))
+    bob = await make_user(session, "bob", cluster_username="bob")
+    await session.commit()
+    with pytest.raises(NotFound):
+        await jobs.cancel(bob, job.id)
+    with pytest.raises(NotFound):
+        await service.get_job(session, bob, job.id)
+
+
+async def test_hold_is_refused_for_a_running_job(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, _, project = await physics(session)
+    job = await jobs.submit(alice, request_for(project))
+    await session.execute(Job.__table__.update().values(state="running"))
+    await session.commit()
+    with pytest.raises(Conflict):
+        await jobs.hold(alice, job.id)
+
+
+async def test_resubmit_clones_with_edits(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, _, project = await physics(session)
+    original = await jobs.submit(alice, request_for(project, time_limit_minutes=5))
+    clone = await jobs.resubmit(alice, original.id, {"time_limit_minutes": 9, "name": "again"})
+    assert clone.id != original.id
+    assert (clone.time_limit_minutes, clone.name, clone.script) == (9, "again", original.script)
+    assert fake.specs[clone.slurm_job_id or ""].time_limit == 9
+
+
+async def test_list_jobs_pages_newest_first_over_visible_jobs(session: AsyncSession) -> None:
+    alice, _, manager, project = await physics(session)
+    other = await make_project(session, "Chem", slurm_account="chemistry")
+    bob = await make_user(session, "bob", cluster_username="bob")
+    mine = [await make_job(session, alice, project) for _ in range(5)]
+    await make_job(session, bob, other)
+    await session.commit()
+    first = await service.list_jobs(session, alice, cursor=None, limit=3)
+    second = await service.list_jobs(session, alice, cursor=first.next_cursor, limit=3)
+    seen = [job.id for job in first.items + second.items]
+    assert seen == sorted((job.id for job in mine), reverse=True)
+    assert second.next_cursor is None
+    running = await service.list_jobs(session, manager, JobFilters(states=("running",)))
+    assert running.items == []
+
+
+async def test_job_events_are_recorded_for_every_poller_transition(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    session: AsyncSession,
+    jobs: service.JobService,
+    fake: FakeScheduler,
+) -> None:
+    alice, _, _, project = await physics(session)
+    job = await jobs.submit(alice, request_for(project))
+    fake.start("1000")
+    await poll_cluster_once(sessionmaker, CLUSTER, fake)
+    fake.finish("1000", exit_code=3)
+    await poll_cluster_once(sessionmaker, CLUSTER, fake)
+    session.expire_all()
+    row = await session.get(Job, job.id)
+    assert row is not None
+    assert (row.state, row.exit_code) == ("failed", 3)
+    transitions = await session.scalars(
+        select(JobEvent.to_state).where(JobEvent.job_id == job.id).order_by(JobEvent.id)
+    )
+    assert list(transitions) == ["submitting", "pending", "running", "failed"]
