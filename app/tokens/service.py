@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,20 +17,13 @@ from app.models import ApiToken, User, utc_now
 from app.security import TOKEN_MARKER, hash_token, is_token_hash_match, mint_token
 from app.tokens import repository
 from app.tokens.scopes import effective_scopes, grantable_scopes, unknown_scopes
+from app.users.actor import Actor
 
 MAX_NAME_LENGTH = 100
 MAX_LIFETIME_DAYS = 366
 # Recording every request would turn each read into a write; a minute is precise enough.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 REJECTED_TOKEN_DETAIL = "The token is invalid, expired or revoked."  # noqa: S105
-
-
-class TokenOwner(Protocol):
-    @property
-    def id(self) -> int: ...
-
-    @property
-    def is_site_admin(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +52,7 @@ def is_usable(token: ApiToken, now: datetime) -> bool:
 
 
 def _check_request(
-    owner: TokenOwner, name: str, scopes: Sequence[str], lifetime_days: int | None
+    owner: Actor, name: str, scopes: Sequence[str], lifetime_days: int | None
 ) -> dict[str, str]:
     problems: dict[str, str] = {}
     if not name.strip() or len(name.strip()) > MAX_NAME_LENGTH:
@@ -78,7 +70,7 @@ def _check_request(
 
 async def create_token(
     session: AsyncSession,
-    owner: TokenOwner,
+    owner: Actor,
     *,
     name: str,
     scopes: Iterable[str],
@@ -93,7 +85,7 @@ async def create_token(
     now = now or utc_now()
     minted = mint_token()
     token = ApiToken(
-        user_id=owner.id,
+        user_id=owner.user_id,
         name=name.strip(),
         token_prefix=minted.prefix,
         token_hash=minted.hash,
@@ -105,15 +97,15 @@ async def create_token(
     return CreatedToken(token=token, secret=minted.secret)
 
 
-async def list_tokens(session: AsyncSession, owner: TokenOwner) -> Sequence[ApiToken]:
-    return await repository.list_for_user(session, owner.id)
+async def list_tokens(session: AsyncSession, owner: Actor) -> Sequence[ApiToken]:
+    return await repository.list_for_user(session, owner.user_id)
 
 
 async def revoke_token(
-    session: AsyncSession, owner: TokenOwner, token_id: int, now: datetime | None = None
+    session: AsyncSession, owner: Actor, token_id: int, now: datetime | None = None
 ) -> ApiToken:
     """Revoke one of the owner's tokens; revoking twice keeps the first time."""
-    token = await repository.get_for_user(session, token_id, owner.id)
+    token = await repository.get_for_user(session, token_id, owner.user_id)
     if token is None:
         raise NotFound("No such token.")
     if token.revoked_at is None:
