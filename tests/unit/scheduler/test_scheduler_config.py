@@ -1,0 +1,46 @@
+from pathlib import Path
+
+import pytest
+
+from app.scheduler.config import ClusterConfigError, load_clusters
+
+TOML = """
+[clusters.one]
+transport = "rest"
+login_host = "127.0.0.1"
+login_port = 2222
+known_hosts = ""
+user_ca_key = "/k/ca"
+service_user = "hpcsvc"
+service_key = "/k/svc"
+rest_url = "http://127.0.0.1:6820/"
+jwt_key = "/k/jwt"
+log_roots = ["/home"]
+"""
+
+
+def test_clusters_file_is_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "clusters.toml"
+    path.write_text(TOML)
+    config = load_clusters(path)["one"]
+    assert config.transport == "rest"
+    assert config.rest_url == "http://127.0.0.1:6820"
+    assert config.log_roots == ("/home",)
+    assert not config.is_host_key_checked
+    assert config.forbidden_users == {"root", "slurm"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('service_user = "hpcsvc"\n', ""),
+        ('transport = "rest"', 'transport = "carrier-pigeon"'),
+        ('jwt_key = "/k/jwt"', ""),
+        ('log_roots = ["/home"]', 'log_roots = ["home"]'),
+    ],
+)
+def test_broken_cluster_entries_are_refused(tmp_path: Path, old: str, new: str) -> None:
+    path = tmp_path / "clusters.toml"
+    path.write_text(TOML.replace(old, new))
+    with pytest.raises(ClusterConfigError):
+        load_clusters(path)
