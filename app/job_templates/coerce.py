@@ -141,6 +141,8 @@ def _coerce_memory(parameter: Parameter, raw: Any) -> int:
 
 def _coerce_path(context: SubmitContext, raw: Any) -> str:
     text = _text(raw)
+    if text in ("~", "$HOME", "${HOME}") and context.home:
+        text = context.home
     for prefix in ("~/", "$HOME/", "${HOME}/"):
         if text.startswith(prefix) and context.home:
             text = context.home.rstrip("/") + "/" + text[len(prefix) :]

@@ -8,6 +8,7 @@ from app.models.job_templates import TEMPLATE_SCOPES, JobTemplate, TemplateVersi
 from app.models.jobs import JOB_EVENT_SOURCES, JOB_STATES, Job, JobEvent
 from app.models.projects import MEMBERSHIP_ROLES, Membership, Project
 from app.models.users import User, UserClusterAccount
+from app.models.web_sessions import SignInAttempt as SignInAttempt, WebSession as WebSession
 
 __all__ = [
     "AUDIT_SURFACES",

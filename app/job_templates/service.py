@@ -1,0 +1,183 @@
+"""Job templates for an actor: listing by scope, versions, cloning and archiving.
+
+Personal templates belong to their owner; project templates are used by the project's
+members and edited by its managers; site templates are used by everyone and edited by site
+administrators. A template an actor may not use is reported as not found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import Forbidden, NotFound, ValidationFailed
+from app.job_templates import repository
+from app.job_templates.render import script_problem
+from app.job_templates.schema import schema_problems
+from app.models import JobTemplate, TemplateVersion
+from app.users.actor import Actor
+
+ListScope = Literal["mine", "projects", "site"]
+LIST_SCOPES: tuple[ListScope, ...] = ("mine", "projects", "site")
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateDraft:
+    """What a create or update form submits."""
+
+    name: str
+    script: str
+    parameter_schema: Mapping[str, Any]
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+    scope: str = "personal"
+    project_id: int | None = None
+    change_note: str = ""
+
+
+def can_use(actor: Actor, template: JobTemplate) -> bool:
+    if template.scope == "site" or actor.is_site_admin:
+        return True
+    if template.scope == "project":
+        return actor.is_member_of(template.project_id)
+    return template.owner_user_id == actor.user_id
+
+
+def can_edit(actor: Actor, template: JobTemplate) -> bool:
+    if template.scope == "site":
+        return actor.is_site_admin
+    if template.scope == "project":
+        return actor.is_manager_of(template.project_id) or actor.is_site_admin
+    return template.owner_user_id == actor.user_id
+
+
+async def list_templates(
+    session: AsyncSession, actor: Actor, scope: ListScope
+) -> list[JobTemplate]:
+    if scope == "mine":
+        return await repository.list_personal(session, actor.user_id)
+    if scope == "projects":
+        return await repository.list_for_projects(session, actor.project_roles)
+    return await repository.list_site(session)
+
+
+async def get(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
+    template = await repository.get_by_id(session, template_id)
+    if template is None or not can_use(actor, template):
+        raise NotFound("No such template.")
+    return template
+
+
+async def get_for_edit(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
+    template = await get(session, actor, template_id)
+    if not can_edit(actor, template):
+        raise Forbidden("You can use this template but not change it; clone it instead.")
+    return template
+
+
+async def current_version(
+    session: AsyncSession, actor: Actor, template_id: int
+) -> tuple[JobTemplate, TemplateVersion]:
+    template = await get(session, actor, template_id)
+    if template.current_version is None or template.is_archived:
+        raise NotFound("This template has no usable version.")
+    return template, template.current_version
+
+
+async def versions(session: AsyncSession, actor: Actor, template_id: int) -> list[TemplateVersion]:
+    await get(session, actor, template_id)
+    return await repository.list_versions(session, template_id)
+
+
+def _check_draft(draft: TemplateDraft) -> None:
+    problems: dict[str, str] = {}
+    if not 1 <= len(draft.name.strip()) <= 200:
+        problems["name"] = "Give the template a name of at most 200 characters."
+    script = script_problem(draft.script)
+    if script:
+        problems["script"] = script
+    schema = schema_problems(dict(draft.parameter_schema))
+    if schema:
+        problems["parameters"] = " ".join(schema)
+    if problems:
+        raise ValidationFailed("The template needs fixing.", fields=problems)
+
+
+def _check_scope(actor: Actor, scope: str, project_id: int | None) -> None:
+    if scope == "site" and not actor.is_site_admin:
+        raise Forbidden("Only site administrators can create site templates.")
+    if scope == "project" and not (actor.is_manager_of(project_id) or actor.is_site_admin):
+        raise Forbidden("Only the project's managers can create its templates.")
+    if scope not in ("personal", "project", "site"):
+        raise ValidationFailed(fields={"scope": "Choose personal, project or site."})
+
+
+async def _add_version(
+    session: AsyncSession, actor: Actor, template: JobTemplate, draft: TemplateDraft
+) -> TemplateVersion:
+    version = TemplateVersion(
+        template_id=template.id,
+        version=await repository.next_version_number(session, template.id),
+        script=draft.script,
+        parameter_schema=dict(draft.parameter_schema),
+        defaults=dict(draft.defaults),
+        created_by_user_id=actor.user_id,
+        change_note=draft.change_note,
+    )
+    session.add(version)
+    await session.flush()
+    template.current_version_id = version.id
+    template.current_version = version
+    await session.flush()
+    return version
+
+
+async def create(session: AsyncSession, actor: Actor, draft: TemplateDraft) -> JobTemplate:
+    _check_scope(actor, draft.scope, draft.project_id)
+    _check_draft(draft)
+    template = JobTemplate(
+        name=draft.name.strip(),
+        description=draft.description.strip(),
+        scope=draft.scope,
+        owner_user_id=actor.user_id,
+        project_id=draft.project_id if draft.scope == "project" else None,
+    )
+    session.add(template)
+    await session.flush()
+    await _add_version(session, actor, template, draft)
+    return template
+
+
+async def update(
+    session: AsyncSession, actor: Actor, template_id: int, draft: TemplateDraft
+) -> TemplateVersion:
+    """Saves ``draft`` as the template's next version, which becomes the current one."""
+    template = await get_for_edit(session, actor, template_id)
+    _check_draft(draft)
+    template.name = draft.name.strip()
+    template.description = draft.description.strip()
+    return await _add_version(session, actor, template, draft)
+
+
+async def clone(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
+    """A personal copy of the template's current version, owned by the actor."""
+    template, version = await current_version(session, actor, template_id)
+    draft = TemplateDraft(
+        name=f"{template.name} (copy)"[:200],
+        description=template.description,
+        script=version.script,
+        parameter_schema=version.parameter_schema,
+        defaults=version.defaults,
+        change_note=f"Cloned from {template.name} v{version.version}",
+    )
+    return await create(session, actor, draft)
+
+
+async def archive(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
+    template = await get_for_edit(session, actor, template_id)
+    template.is_archived = True
+    await session.flush()
+    return template

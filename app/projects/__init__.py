@@ -1,0 +1,1 @@
+"""Projects: a Slurm account on one cluster, its members and their roles."""

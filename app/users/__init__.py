@@ -1,0 +1,1 @@
+"""Portal users: authentication, web sessions, sign-in throttling and the acting user."""

@@ -1,0 +1,60 @@
+"""Server-side web sessions: the cookie holds a random secret, the database only its hash."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import WebSession, utc_now
+
+SESSION_LIFETIME = timedelta(hours=12)
+# Writing last_seen_at on every request would turn every page view into a write.
+TOUCH_INTERVAL = timedelta(minutes=5)
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def start(session: AsyncSession, user_id: int, replacing: str | None = None) -> str:
+    """A new session for ``user_id``; the one the browser held before is ended (no fixation)."""
+    if replacing:
+        await end(session, replacing)
+    token = secrets.token_urlsafe(32)
+    now = utc_now()
+    session.add(
+        WebSession(
+            token_hash=_hash(token),
+            user_id=user_id,
+            csrf_token=secrets.token_urlsafe(32),
+            created_at=now,
+            last_seen_at=now,
+            expires_at=now + SESSION_LIFETIME,
+        )
+    )
+    await session.flush()
+    return token
+
+
+async def resolve(session: AsyncSession, token: str) -> WebSession | None:
+    """The live session for ``token``, or None when unknown or expired."""
+    result = await session.execute(select(WebSession).where(WebSession.token_hash == _hash(token)))
+    found = result.scalar_one_or_none()
+    now = utc_now()
+    if found is None or found.expires_at <= now:
+        return None
+    if now - found.last_seen_at > TOUCH_INTERVAL:
+        found.last_seen_at = now
+    return found
+
+
+async def end(session: AsyncSession, token: str) -> None:
+    await session.execute(delete(WebSession).where(WebSession.token_hash == _hash(token)))
+
+
+async def end_all_for_user(session: AsyncSession, user_id: int) -> None:
+    await session.execute(delete(WebSession).where(WebSession.user_id == user_id))

@@ -1,0 +1,1 @@
+"""Server-rendered pages (HTMX): sign-in, job templates and submit forms."""

@@ -1,0 +1,206 @@
+"""Who is browsing: the signed session cookie, trusted proxy sign-in and CSRF checks.
+
+Every web router is built with ``csrf_protected_router()`` so that no state-changing
+request is handled before its CSRF token has been checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import Response
+from itsdangerous import BadSignature, TimestampSigner
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.deps import SessionDep
+from app.errors import Forbidden
+from app.templating import is_htmx
+from app.users import repository as user_repository
+from app.users import service as users
+from app.users import sessions
+from app.users.actor import Actor
+from app.web.settings import get_web_settings
+
+SESSION_COOKIE = "portal_session"
+ANON_CSRF_COOKIE = "portal_csrf"
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "X-CSRF-Token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_MESSAGE = "This form has expired or did not come from this site. Reload the page and retry."
+
+
+@dataclass(frozen=True, slots=True)
+class WebContext:
+    actor: Actor | None
+    csrf_token: str
+    session_token: str | None = None
+    # Set when an anonymous visitor got a fresh CSRF secret that still has to be stored.
+    new_anon_secret: str | None = None
+
+
+def _secret(request: Request) -> str:
+    return str(request.app.state.settings.secret_key.get_secret_value())
+
+
+def _signer(request: Request, purpose: str) -> TimestampSigner:
+    return TimestampSigner(_secret(request), salt=f"hpc-portal.{purpose}")
+
+
+def _unsign(request: Request, cookie: str, purpose: str) -> str | None:
+    value = request.cookies.get(cookie)
+    if not value:
+        return None
+    try:
+        max_age = int(sessions.SESSION_LIFETIME.total_seconds())
+        return _signer(request, purpose).unsign(value, max_age=max_age).decode()
+    except BadSignature:
+        return None
+
+
+def _derived_token(request: Request, purpose: str, value: str) -> str:
+    key = hashlib.sha256(f"{_secret(request)}:{purpose}".encode()).digest()
+    return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
+
+
+def _client_address(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+async def _from_proxy(request: Request, session: AsyncSession) -> WebContext | None:
+    settings = get_web_settings(request)
+    if not settings.is_trusted_proxy(_client_address(request)):
+        return None
+    login = request.headers.get(settings.trusted_proxy_header)
+    if not login:
+        return None
+    user = await users.user_for_trusted_login(session, login)
+    # No server session: the proxy vouches on every request, so the token is derived.
+    token = _derived_token(request, "proxy-csrf", user.login)
+    return WebContext(actor=await users.actor_for(session, user), csrf_token=token)
+
+
+async def _from_session(request: Request, session: AsyncSession) -> WebContext | None:
+    token = _unsign(request, SESSION_COOKIE, "session")
+    found = await sessions.resolve(session, token) if token else None
+    if found is None or token is None:
+        return None
+    user = await user_repository.get_by_id(session, found.user_id)
+    if user is None or not user.is_active:
+        return None
+    actor = await users.actor_for(session, user)
+    return WebContext(actor=actor, csrf_token=found.csrf_token, session_token=token)
+
+
+def _anonymous(request: Request) -> WebContext:
+    secret = _unsign(request, ANON_CSRF_COOKIE, "anon-csrf")
+    if secret is None:
+        fresh = secrets.token_urlsafe(32)
+        token = _derived_token(request, "anon-csrf", fresh)
+        return WebContext(actor=None, csrf_token=token, new_anon_secret=fresh)
+    return WebContext(actor=None, csrf_token=_derived_token(request, "anon-csrf", secret))
+
+
+async def get_web_context(request: Request, session: SessionDep) -> WebContext:
+    cached: WebContext | None = getattr(request.state, "web_context", None)
+    if cached is not None:
+        return cached
+    context = (
+        await _from_session(request, session)
+        or await _from_proxy(request, session)
+        or _anonymous(request)
+    )
+    request.state.web_context = context
+    return context
+
+
+WebContextDep = Annotated[WebContext, Depends(get_web_context)]
+
+
+async def _submitted_csrf(request: Request) -> str:
+    header = request.headers.get(CSRF_HEADER)
+    if header:
+        return header
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+        value = (await request.form()).get(CSRF_FIELD)
+        return value if isinstance(value, str) else ""
+    return ""
+
+
+async def require_csrf(request: Request, context: WebContextDep) -> None:
+    """Refuse (403) any state-changing request without this visitor's CSRF token."""
+    if request.method in SAFE_METHODS:
+        return
+    sent = await _submitted_csrf(request)
+    if not sent or not hmac.compare_digest(sent.encode(), context.csrf_token.encode()):
+        raise Forbidden(CSRF_MESSAGE)
+
+
+def csrf_protected_router(**kwargs: Any) -> APIRouter:
+    """An APIRouter whose every route checks the CSRF token first."""
+    dependencies = [Depends(require_csrf), *kwargs.pop("dependencies", [])]
+    return APIRouter(dependencies=dependencies, include_in_schema=False, **kwargs)
+
+
+def sign_in_url(request: Request) -> str:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return f"/signin?next={quote(target, safe='')}"
+
+
+async def require_actor(request: Request, context: WebContextDep) -> Actor:
+    """The signed-in user; otherwise the browser is sent to the sign-in page."""
+    if context.actor is not None:
+        return context.actor
+    location = sign_in_url(request)
+    if is_htmx(request):
+        raise HTTPException(status_code=401, headers={"HX-Redirect": location})
+    raise HTTPException(status_code=303, headers={"Location": location})
+
+
+CurrentUser = Annotated[Actor, Depends(require_actor)]
+WebActor = CurrentUser
+
+
+def is_secure_request(request: Request) -> bool:
+    return request.url.scheme == "https" or get_web_settings(request).secure_cookies
+
+
+def set_session_cookie(request: Request, response: Response, token: str) -> None:
+    response.set_cookie(
+        SESSION_COOKIE,
+        _signer(request, "session").sign(token).decode(),
+        max_age=int(sessions.SESSION_LIFETIME.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=is_secure_request(request),
+        path="/",
+    )
+
+
+def set_anon_csrf_cookie(request: Request, response: Response, context: WebContext) -> None:
+    if context.new_anon_secret is None:
+        return
+    response.set_cookie(
+        ANON_CSRF_COOKIE,
+        _signer(request, "anon-csrf").sign(context.new_anon_secret).decode(),
+        httponly=True,
+        samesite="lax",
+        secure=is_secure_request(request),
+        path="/",
+    )
+
+
+def clear_session_cookie(request: Request, response: Response) -> None:
+    response.delete_cookie(
+        SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=is_secure_request(request)
+    )
+
+
+def client_address(request: Request) -> str:
+    return _client_address(request)
