@@ -15,7 +15,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 
-from app import health
+from app import api, health
 from app.config import Settings, load_cluster_configs, load_settings
 from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
@@ -46,6 +46,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def include_routers(app: FastAPI) -> None:
     app.include_router(health.router)
+    api.install(app)
     app.include_router(pages)
 
 

@@ -1,0 +1,135 @@
+"""Bearer-token authentication, scope checks and the shared services API routes need."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.exceptions import HTTPException
+
+from app.db import unit_of_work
+from app.deps import SessionDep
+from app.errors import Forbidden, NotFound, Unauthorized
+from app.jobs.service import JobService
+from app.models import User
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.registry import SchedulerRegistry, UnknownCluster
+from app.tokens import service as tokens
+from app.tokens.scopes import ADMIN, READ, SUBMIT
+from app.users.actor import Actor
+from app.users.service import actor_for
+
+bearer_scheme = HTTPBearer(
+    auto_error=False,
+    bearerFormat="hpc_…",
+    description="A personal access token created under Settings → API tokens.",
+)
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="hpc-portal"'}
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The caller: the ``actor`` services authorize, limited to what the token allows."""
+
+    actor: Actor
+    user: User
+    scopes: frozenset[str]
+    token_id: int
+
+
+def _unauthorized(detail: str) -> HTTPException:
+    return HTTPException(status_code=401, detail=detail, headers=CHALLENGE)
+
+
+def _limited_user(user: User, is_site_admin: bool) -> User:
+    """The user as services should see them: without admin powers the token lacks.
+
+    A detached copy, never added to a session, so the stored role is not changed.
+    """
+    if user.is_site_admin == is_site_admin:
+        return user
+    return User(
+        id=user.id,
+        login=user.login,
+        display_name=user.display_name,
+        email=user.email,
+        is_site_admin=is_site_admin,
+        is_active=user.is_active,
+    )
+
+
+async def _record_use(request: Request, token_id: int) -> None:
+    # A separate short transaction: the use is recorded even when the request later fails.
+    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    address = request.client.host if request.client else None
+    async with unit_of_work(sessionmaker) as session:
+        await tokens.record_use(session, token_id, address)
+
+
+async def get_principal(
+    request: Request,
+    session: SessionDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)],
+) -> Principal:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise _unauthorized("Send a personal access token: Authorization: Bearer <token>.")
+    try:
+        identity = await tokens.authenticate(session, credentials.credentials)
+    except Unauthorized as error:
+        raise _unauthorized(error.detail) from None
+    is_admin = ADMIN in identity.scopes
+    actor = await actor_for(session, identity.user)
+    limited = Actor(
+        user_id=actor.user_id,
+        login=actor.login,
+        is_site_admin=is_admin,
+        project_roles=actor.project_roles,
+        cluster_usernames=actor.cluster_usernames,
+    )
+    await _record_use(request, identity.token.id)
+    user = _limited_user(identity.user, is_admin)
+    return Principal(limited, user, identity.scopes, identity.token.id)
+
+
+def require_scope(scope: str) -> Any:
+    async def check(principal: Annotated[Principal, Depends(get_principal)]) -> Principal:
+        if scope not in principal.scopes:
+            raise Forbidden(f"This token lacks the '{scope}' scope.")
+        return principal
+
+    return Depends(check)
+
+
+Reader = Annotated[Principal, require_scope(READ)]
+Submitter = Annotated[Principal, require_scope(SUBMIT)]
+
+
+def get_registry(request: Request) -> SchedulerRegistry:
+    registry: SchedulerRegistry | None = getattr(request.app.state, "schedulers", None)
+    if registry is None:
+        # Adapters connect lazily, so building them on first use costs nothing up front.
+        registry = SchedulerRegistry(request.app.state.clusters)
+        request.app.state.schedulers = registry
+    return registry
+
+
+def get_job_service(request: Request) -> JobService:
+    service: JobService | None = getattr(request.app.state, "job_service", None)
+    if service is None:
+        service = JobService(request.app.state.sessionmaker, get_registry(request))
+        request.app.state.job_service = service
+    return service
+
+
+def adapter_for(registry: SchedulerRegistry, cluster: str) -> SchedulerAdapter:
+    try:
+        return registry.get(cluster)
+    except UnknownCluster:
+        raise NotFound(f"No cluster named {cluster}.") from None
+
+
+RegistryDep = Annotated[SchedulerRegistry, Depends(get_registry)]
+JobServiceDep = Annotated[JobService, Depends(get_job_service)]

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fastapi import APIRouter, Request
+
+from app.api.v1.deps import Reader, RegistryDep, adapter_for
+from app.api.v1.schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut
+from app.errors import NotFound
+from app.scheduler.types import PartitionInfo
+
+router = APIRouter(prefix="/clusters", tags=["clusters"])
+
+
+def _minutes(value: timedelta | None) -> int | None:
+    return None if value is None else int(value.total_seconds() // 60)
+
+
+def partition_out(partition: PartitionInfo) -> PartitionOut:
+    return PartitionOut(
+        name=partition.name,
+        is_default=partition.is_default,
+        state=partition.state,
+        max_time_minutes=_minutes(partition.max_time),
+        default_time_minutes=_minutes(partition.default_time),
+        total_nodes=partition.total_nodes,
+        idle_nodes=partition.idle_nodes,
+        total_cpus=partition.total_cpus,
+        idle_cpus=partition.idle_cpus,
+    )
+
+
+@router.get("", response_model=list[ClusterOut], summary="Configured clusters")
+async def list_clusters(request: Request, principal: Reader) -> list[ClusterOut]:
+    names = sorted(request.app.state.clusters)
+    return [ClusterOut(name=name, username=principal.actor.username_on(name)) for name in names]
+
+
+@router.get(
+    "/{cluster}",
+    response_model=ClusterDetailOut,
+    summary="Partitions and your associations, asked of the cluster now",
+)
+async def get_cluster(
+    request: Request, registry: RegistryDep, principal: Reader, cluster: str
+) -> ClusterDetailOut:
+    if cluster not in request.app.state.clusters:
+        raise NotFound(f"No cluster named {cluster}.")
+    adapter = adapter_for(registry, cluster)
+    username = principal.actor.username_on(cluster)
+    # SchedulerUnavailable propagates to the API's handler and becomes a 503.
+    partitions = await adapter.partitions()
+    associations = await adapter.associations(username) if username else []
+    return ClusterDetailOut(
+        name=cluster,
+        username=username,
+        partitions=[partition_out(p) for p in partitions],
+        associations=[
+            AssociationOut(account=a.account, partition=a.partition, qos=list(a.qos))
+            for a in associations
+        ],
+    )

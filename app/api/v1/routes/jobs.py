@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request, status
+
+from app.api.v1 import submissions
+from app.api.v1.deps import JobServiceDep, Reader, Submitter
+from app.api.v1.errors import BadRequest
+from app.api.v1.pagination import decode_cursor, encode_cursor
+from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn
+from app.deps import SessionDep
+from app.jobs import service as jobs
+from app.jobs.repository import JobFilters
+from app.jobs.states import is_terminal
+from app.models import JOB_STATES, Job
+
+router = APIRouter(prefix="/jobs", tags=["jobs"])
+MAX_KEY_LENGTH = 128
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="Retrying with the same key returns the same job and never submits twice.",
+    ),
+]
+
+
+def job_out(job: Job) -> JobOut:
+    return JobOut(
+        id=job.id,
+        uuid=job.uuid,
+        name=job.name,
+        state=job.state,
+        is_finished=is_terminal(job.state),
+        cluster=job.cluster,
+        project_id=job.project_id,
+        owner_user_id=job.owner_user_id,
+        slurm_job_id=job.slurm_job_id,
+        exit_code=job.exit_code,
+        reason=job.reason,
+        partition=job.partition,
+        template_version_id=job.template_version_id,
+        parameters=dict(job.parameters or {}),
+        submitted_at=job.submitted_at,
+        started_at=job.started_at,
+        ended_at=job.ended_at,
+        submit_error=job.submit_error,
+    )
+
+
+def _checked_key(key: str | None) -> str | None:
+    if key is not None and not 1 <= len(key) <= MAX_KEY_LENGTH:
+        raise BadRequest(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.")
+    return key
+
+
+@router.post(
+    "",
+    response_model=JobOut,
+    status_code=status.HTTP_201_CREATED,
+    summary="Submit a job from a template or a raw script",
+)
+async def submit_job(
+    session: SessionDep,
+    principal: Submitter,
+    service: JobServiceDep,
+    body: SubmitIn,
+    idempotency_key: IdempotencyKey = None,
+) -> JobOut:
+    key = _checked_key(idempotency_key)
+    job_request = await submissions.build_request(session, principal.actor, body)
+    return job_out(await service.submit(principal.user, job_request, key))
+
+
+@router.get("", response_model=JobPageOut, summary="Jobs you can see, newest first")
+async def list_jobs(
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    state: Annotated[list[str] | None, Query(description=f"One of {', '.join(JOB_STATES)}")] = None,
+    project_id: int | None = None,
+    cluster: Annotated[str | None, Query(max_length=64)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=64)] = None,
+) -> JobPageOut:
+    unknown = sorted(set(state or ()) - set(JOB_STATES))
+    if unknown:
+        raise BadRequest(f"Unknown state: {', '.join(unknown)}.")
+    filters = JobFilters(states=tuple(state or ()), project_id=project_id, cluster=cluster)
+    page = await jobs.list_jobs(session, principal.user, filters, decode_cursor(cursor), limit)
+    next_cursor = encode_cursor(page.next_cursor) if page.next_cursor is not None else None
+    next_url = str(request.url.include_query_params(cursor=next_cursor)) if next_cursor else None
+    return JobPageOut(
+        items=[job_out(j) for j in page.items], next_cursor=next_cursor, next=next_url
+    )
+
+
+@router.get("/{job_id}", response_model=JobOut, summary="One job")
+async def get_job(session: SessionDep, principal: Reader, job_id: int) -> JobOut:
+    return job_out(await jobs.get_job(session, principal.user, job_id))
+
+
+@router.get("/{job_id}/events", response_model=list[JobEventOut], summary="State history")
+async def list_events(session: SessionDep, principal: Reader, job_id: int) -> list[JobEventOut]:
+    events = await jobs.list_events(session, principal.user, job_id)
+    return [
+        JobEventOut(
+            at=e.at, from_state=e.from_state, to_state=e.to_state, reason=e.reason, source=e.source
+        )
+        for e in events
+    ]
+
+
+@router.post("/{job_id}/cancel", response_model=JobOut, summary="Ask Slurm to cancel")
+async def cancel_job(principal: Submitter, service: JobServiceDep, job_id: int) -> JobOut:
+    return job_out(await service.cancel(principal.user, job_id))
+
+
+@router.post("/{job_id}/hold", response_model=JobOut, summary="Keep a pending job from starting")
+async def hold_job(principal: Submitter, service: JobServiceDep, job_id: int) -> JobOut:
+    return job_out(await service.hold(principal.user, job_id))
+
+
+@router.post("/{job_id}/release", response_model=JobOut, summary="Let a held job start")
+async def release_job(principal: Submitter, service: JobServiceDep, job_id: int) -> JobOut:
+    return job_out(await service.release(principal.user, job_id))
+
+
+@router.post(
+    "/{job_id}/resubmit",
+    response_model=JobOut,
+    status_code=status.HTTP_201_CREATED,
+    summary="Submit a copy, optionally with other resources",
+)
+async def resubmit_job(
+    principal: Submitter,
+    service: JobServiceDep,
+    job_id: int,
+    body: ResubmitIn | None = None,
+    idempotency_key: IdempotencyKey = None,
+) -> JobOut:
+    edits = body.model_dump(exclude_none=True) if body else {}
+    job = await service.resubmit(principal.user, job_id, edits, _checked_key(idempotency_key))
+    return job_out(job)

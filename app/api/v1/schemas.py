@@ -1,0 +1,332 @@
+"""Request and response bodies of /api/v1, with the examples shown in the OpenAPI schema."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ErrorOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"error": "NotFound", "detail": "No such job."}]}
+    )
+
+    error: str = Field(description="The kind of error, e.g. NotFound or ValidationFailed.")
+    detail: str = Field(description="A message that can be shown to a person.")
+    fields: dict[str, str] | None = Field(
+        default=None, description="Per-field messages (ValidationFailed only)."
+    )
+    kind: str | None = Field(default=None, description="Why Slurm refused (SubmitRejected only).")
+    raw: str | None = Field(default=None, description="Slurm's own text (SubmitRejected only).")
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": text}
+    for status, text in (
+        (400, "Malformed request"),
+        (401, "Missing, invalid, expired or revoked token"),
+        (403, "The token's scopes or the user's role do not allow this"),
+        (404, "Not found, or not visible to this user"),
+        (409, "Not possible in the current state"),
+        (422, "Invalid values, or refused by the cluster"),
+        (503, "The cluster cannot be reached"),
+    )
+}
+
+
+class MeOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 3,
+                    "login": "alice",
+                    "display_name": "Alice",
+                    "email": "alice@example.org",
+                    "is_site_admin": False,
+                    "scopes": ["read", "submit"],
+                    "cluster_usernames": {"testcluster": "alice"},
+                }
+            ]
+        }
+    )
+
+    id: int
+    login: str
+    display_name: str
+    email: str | None
+    is_site_admin: bool
+    scopes: list[str]
+    cluster_usernames: dict[str, str]
+
+
+class ProjectOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 1,
+                    "name": "Physics",
+                    "cluster": "testcluster",
+                    "slurm_account": "physics",
+                    "description": "",
+                    "role": "member",
+                }
+            ]
+        }
+    )
+
+    id: int
+    name: str
+    cluster: str
+    slurm_account: str
+    description: str
+    role: str | None
+
+
+class MemberOut(BaseModel):
+    user_id: int
+    login: str
+    display_name: str
+    role: str
+
+
+class PartitionOut(BaseModel):
+    name: str
+    is_default: bool
+    state: str
+    max_time_minutes: int | None
+    default_time_minutes: int | None
+    total_nodes: int
+    idle_nodes: int
+    total_cpus: int
+    idle_cpus: int
+
+
+class AssociationOut(BaseModel):
+    account: str
+    partition: str | None
+    qos: list[str]
+
+
+class ClusterOut(BaseModel):
+    name: str
+    username: str | None = Field(description="Your username on this cluster, if you have one.")
+
+
+class ClusterDetailOut(ClusterOut):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "testcluster",
+                    "username": "alice",
+                    "partitions": [
+                        {
+                            "name": "debug",
+                            "is_default": True,
+                            "state": "up",
+                            "max_time_minutes": 60,
+                            "default_time_minutes": 10,
+                            "total_nodes": 1,
+                            "idle_nodes": 1,
+                            "total_cpus": 2,
+                            "idle_cpus": 2,
+                        }
+                    ],
+                    "associations": [{"account": "physics", "partition": None, "qos": []}],
+                }
+            ]
+        }
+    )
+
+    partitions: list[PartitionOut]
+    associations: list[AssociationOut]
+
+
+class TemplateVersionOut(BaseModel):
+    id: int
+    version: int
+    script: str
+    parameter_schema: dict[str, Any]
+    defaults: dict[str, Any]
+    change_note: str
+    created_at: datetime
+
+
+class TemplateOut(BaseModel):
+    id: int
+    name: str
+    description: str
+    scope: str
+    project_id: int | None
+    owner_user_id: int
+    current_version: int | None
+    is_archived: bool
+
+
+class TemplateDetailOut(TemplateOut):
+    version: TemplateVersionOut | None
+
+
+class TemplateListOut(BaseModel):
+    items: list[TemplateOut]
+
+
+class TemplateIn(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "name": "hello",
+                    "description": "Prints a greeting",
+                    "scope": "personal",
+                    "script": "#!/bin/bash\necho hello {{ who }}\n",
+                    "parameter_schema": {
+                        "properties": {"who": {"type": "string", "default": "world"}}
+                    },
+                    "defaults": {},
+                    "change_note": "first version",
+                }
+            ]
+        },
+    )
+
+    name: str = Field(max_length=200)
+    description: str = Field(default="", max_length=5000)
+    scope: Literal["personal", "project", "site"] = "personal"
+    project_id: int | None = None
+    script: str = Field(max_length=100_000)
+    parameter_schema: dict[str, Any] = Field(default_factory=dict)
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    change_note: str = Field(default="", max_length=2000)
+
+
+class SubmitIn(BaseModel):
+    """Either a template (id, optional version, parameters) or a raw ``script``."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"template_id": 4, "parameters": {"who": "world"}, "project_id": 1},
+                {
+                    "script": "#!/bin/bash\nhostname\n",
+                    "name": "where-am-i",
+                    "project_id": 1,
+                    "partition": "debug",
+                    "time_limit_minutes": 5,
+                },
+            ]
+        },
+    )
+
+    template_id: int | None = None
+    template_version: int | None = Field(default=None, ge=1)
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    project_id: int | None = None
+    script: str | None = Field(default=None, max_length=100_000)
+    name: str | None = Field(default=None, max_length=200)
+    partition: str | None = Field(default=None, max_length=64)
+    time_limit_minutes: int | None = Field(default=None, ge=1, le=525_600)
+    cpus_per_task: int | None = Field(default=None, ge=1, le=4096)
+    memory_mb: int | None = Field(default=None, ge=1, le=16_777_216)
+
+
+class ResubmitIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    time_limit_minutes: int | None = Field(default=None, ge=1, le=525_600)
+    partition: str | None = Field(default=None, max_length=64)
+    memory_mb: int | None = Field(default=None, ge=1, le=16_777_216)
+
+
+class JobOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 12,
+                    "uuid": "0b7c9c1e-3c55-4a43-9f3e-0f6f7c1b8a10",
+                    "name": "hello",
+                    "state": "completed",
+                    "is_finished": True,
+                    "cluster": "testcluster",
+                    "project_id": 1,
+                    "owner_user_id": 3,
+                    "slurm_job_id": "42",
+                    "exit_code": 0,
+                    "reason": None,
+                    "partition": "debug",
+                    "template_version_id": 7,
+                    "parameters": {"who": "world"},
+                    "submitted_at": "2024-05-01T10:00:00Z",
+                    "started_at": "2024-05-01T10:00:02Z",
+                    "ended_at": "2024-05-01T10:00:03Z",
+                    "submit_error": None,
+                }
+            ]
+        }
+    )
+
+    id: int
+    uuid: str
+    name: str
+    state: str
+    is_finished: bool
+    cluster: str
+    project_id: int
+    owner_user_id: int
+    slurm_job_id: str | None
+    exit_code: int | None
+    reason: str | None
+    partition: str | None
+    template_version_id: int | None
+    parameters: dict[str, Any]
+    submitted_at: datetime | None
+    started_at: datetime | None
+    ended_at: datetime | None
+    submit_error: str | None
+
+
+class JobPageOut(BaseModel):
+    items: list[JobOut]
+    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page.")
+    next: str | None = Field(description="The URL of the next page, or null on the last one.")
+
+
+class JobEventOut(BaseModel):
+    at: datetime
+    from_state: str | None
+    to_state: str
+    reason: str | None
+    source: str
+
+
+class LogChunkOut(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "stream": "stdout",
+                    "data": "hello world\n",
+                    "offset": 0,
+                    "next_offset": 12,
+                    "size": 12,
+                    "eof": True,
+                    "is_missing": False,
+                }
+            ]
+        }
+    )
+
+    stream: Literal["stdout", "stderr"]
+    data: str = Field(description="The bytes read, decoded as UTF-8 (invalid bytes replaced).")
+    offset: int = Field(description="Byte offset of the first byte of data.")
+    next_offset: int = Field(description="Byte offset to ask for next.")
+    size: int = Field(description="The file's size in bytes when read.")
+    eof: bool
+    is_missing: bool = Field(description="True while the file does not exist (yet).")

@@ -1,0 +1,75 @@
+"""Turning an API submit body into the JobRequest the jobs service takes.
+
+Rendering is the templates package's job and authorization the projects package's; this
+module only picks the version and the project and applies the raw-script policy.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.api.v1.schemas import SubmitIn
+from app.errors import Forbidden, NotFound, ValidationFailed
+from app.job_templates import service as templates
+from app.job_templates.render import render
+from app.jobs.requests import JobRequest
+from app.models import JobTemplate, Project, TemplateVersion
+from app.projects import service as projects
+from app.users.actor import Actor
+
+
+def may_submit_raw_script(actor: Actor, project: Project) -> bool:
+    """Site policy for scripts that come from no template: any member of the project."""
+    return actor.is_site_admin or actor.is_member_of(project.id)
+
+
+async def _project(
+    session: AsyncSession, actor: Actor, project_id: int | None, template: JobTemplate | None
+) -> Project:
+    chosen = project_id or (template.project_id if template else None)
+    if chosen is None:
+        views = await projects.list_for_actor(session, actor)
+        if len(views) != 1:
+            raise ValidationFailed(fields={"project_id": "Choose the project to charge."})
+        chosen = views[0].project.id
+    return (await projects.get(session, actor, chosen)).project
+
+
+async def _version(
+    session: AsyncSession, actor: Actor, template_id: int, number: int | None
+) -> tuple[JobTemplate, TemplateVersion]:
+    if number is None:
+        return await templates.current_version(session, actor, template_id)
+    template = await templates.get(session, actor, template_id)
+    for version in await templates.versions(session, actor, template_id):
+        if version.version == number:
+            return template, version
+    raise NotFound("No such template version.")
+
+
+def _raw_request(body: SubmitIn, project: Project) -> JobRequest:
+    assert body.script is not None
+    return JobRequest(
+        project_id=project.id,
+        script=body.script,
+        name=body.name or "job",
+        partition=body.partition,
+        time_limit_minutes=body.time_limit_minutes,
+        cpus_per_task=body.cpus_per_task,
+        memory_mb=body.memory_mb,
+    )
+
+
+async def build_request(session: AsyncSession, actor: Actor, body: SubmitIn) -> JobRequest:
+    """The JobRequest for ``body``; ValidationFailed/NotFound/Forbidden when it cannot be."""
+    if (body.template_id is None) == (body.script is None):
+        detail = "Give either template_id (with parameters) or script, not both."
+        raise ValidationFailed(detail, {"template_id": detail})
+    if body.template_id is not None:
+        template, version = await _version(session, actor, body.template_id, body.template_version)
+        project = await _project(session, actor, body.project_id, template)
+        return render(version, body.parameters, project)
+    project = await _project(session, actor, body.project_id, None)
+    if not may_submit_raw_script(actor, project):
+        raise Forbidden("Only a template can be submitted to this project.")
+    return _raw_request(body, project)
