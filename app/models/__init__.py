@@ -7,6 +7,7 @@ from app.models.clusters import ClusterStatus, PollerLease
 from app.models.job_templates import TEMPLATE_SCOPES, JobTemplate, TemplateVersion
 from app.models.jobs import JOB_EVENT_SOURCES, JOB_STATES, Job, JobEvent
 from app.models.projects import MEMBERSHIP_ROLES, Membership, Project
+from app.models.usage import AccountingJob, AssociationLimit, UsageDaily, UsageIngestMark
 from app.models.users import User, UserClusterAccount
 from app.models.web_sessions import SignInAttempt as SignInAttempt, WebSession as WebSession
 
@@ -16,7 +17,9 @@ __all__ = [
     "JOB_STATES",
     "MEMBERSHIP_ROLES",
     "TEMPLATE_SCOPES",
+    "AccountingJob",
     "ApiToken",
+    "AssociationLimit",
     "AuditEvent",
     "Base",
     "ClusterStatus",
@@ -27,6 +30,8 @@ __all__ = [
     "PollerLease",
     "Project",
     "TemplateVersion",
+    "UsageDaily",
+    "UsageIngestMark",
     "UTCDateTime",
     "User",
     "UserClusterAccount",
