@@ -1,0 +1,92 @@
+"""An app wired to the test database and an in-memory scheduler, and token helpers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.config import Settings
+from app.main import create_app
+from app.models import Project, User
+from app.scheduler.fake import FakeScheduler
+from app.tokens import service as tokens
+from app.users.actor import Actor
+from tests.factories import DEFAULT_CLUSTER, add_member, make_project, make_user
+
+
+class FakeRegistry:
+    def __init__(self, adapter: FakeScheduler) -> None:
+        self.adapter = adapter
+
+    def get(self, cluster: str) -> FakeScheduler:
+        return self.adapter
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter([DEFAULT_CLUSTER])
+
+
+@dataclass
+class World:
+    alice: User
+    bob: User
+    carol: User
+    physics: Project
+    chemistry: Project
+
+
+@pytest.fixture
+def scheduler() -> FakeScheduler:
+    return FakeScheduler(
+        accounts={"alice": ["physics"], "carol": ["physics"], "bob": ["chemistry"]}
+    )
+
+
+@pytest.fixture
+def app(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    scheduler: FakeScheduler,
+) -> FastAPI:
+    application = create_app(settings)
+    application.state.sessionmaker = sessionmaker
+    application.state.clusters = {DEFAULT_CLUSTER: None}
+    application.state.schedulers = FakeRegistry(scheduler)
+    return application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://portal.test") as http:
+        yield http
+
+
+@pytest.fixture
+async def world(session: AsyncSession) -> World:
+    alice = await make_user(session, "alice", cluster_username="alice")
+    bob = await make_user(session, "bob", cluster_username="bob")
+    carol = await make_user(session, "carol", cluster_username="carol")
+    physics = await make_project(session, "Physics", slurm_account="physics")
+    chemistry = await make_project(session, "Chemistry", slurm_account="chemistry")
+    await add_member(session, alice, physics)
+    await add_member(session, carol, physics, role="manager")
+    await add_member(session, bob, chemistry)
+    await session.commit()
+    return World(alice, bob, carol, physics, chemistry)
+
+
+async def issue_token(
+    session: AsyncSession, user: User, scopes: tuple[str, ...] = ("submit",), days: int = 7
+) -> dict[str, str]:
+    """Authorization headers carrying a fresh token of ``user``."""
+    actor = Actor(user_id=user.id, login=user.login, is_site_admin=user.is_site_admin)
+    created = await tokens.create_token(
+        session, actor, name="test", scopes=scopes, lifetime_days=days
+    )
+    await session.commit()
+    return {"Authorization": f"Bearer {created.secret}"}
