@@ -1,12 +1,13 @@
 """Reading and following a job's stdout/stderr on its cluster.
 
 Files are read through the scheduler adapter as the job owner's cluster username, not as the
-person looking. The portal has already decided who may see the job (owner, a manager of its
-project, a site admin); the owner is the only cluster identity that is sure to be allowed to
-read the file, and reading as the owner keeps the cluster's own permissions as a second
-barrier: a bug in the portal's authorization can at worst show a file the *owner* may read,
-never one under some other account. A manager reading as themselves would fail on 0600 files
-and would need powers over the owner's home that the cluster should not grant.
+person looking. The portal has already decided who may see the job (``authz.get_visible_job``:
+the owner, members of its project, site admins); the owner is the only cluster identity that
+is sure to be allowed to read the file. Reading as the owner also keeps the cluster's own
+permissions as a second barrier: a bug in the portal's authorization can at worst show a file
+the *owner* may read, never one under some other account. A colleague reading as themselves
+would fail on 0600 files, and granting them rights over the owner's home is not the portal's
+business.
 
 The database session is used only to authorize and to fetch the job row; it is closed before
 any SSH traffic, so no transaction stays open across a slow cluster.
@@ -17,16 +18,18 @@ from __future__ import annotations
 import asyncio
 import posixpath
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import NotFound, ServiceUnavailable, ValidationFailed
+from app.jobs import authz, repository
+from app.jobs.service import AdapterLookup
 from app.jobs.states import is_terminal
-from app.models import Job, Membership, UserClusterAccount
+from app.models import Job, User
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import FileUnavailable, SchedulerUnavailable
 
@@ -37,18 +40,6 @@ MAX_PAGE_BYTES = 1024 * 1024
 FOLLOW_INTERVAL = 0.3
 # The state is re-read from the database at most this often while following.
 STATE_RECHECK_SECONDS = 2.0
-
-AdapterLookup = Callable[[str], SchedulerAdapter]
-
-
-class Actor(Protocol):
-    """Who is asking: any object with the portal user's id and site-admin flag."""
-
-    @property
-    def id(self) -> int: ...
-
-    @property
-    def is_site_admin(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,41 +108,14 @@ def default_log_path(job: Job, stream: LogStream) -> str | None:
     return posixpath.join(job.work_dir, name)
 
 
-async def _owner_username(session: AsyncSession, job: Job) -> str | None:
-    query = select(UserClusterAccount.username).where(
-        UserClusterAccount.user_id == job.owner_user_id,
-        UserClusterAccount.cluster == job.cluster,
-    )
-    return (await session.execute(query)).scalar_one_or_none()
-
-
-async def _is_project_manager(session: AsyncSession, actor: Actor, project_id: int) -> bool:
-    query = select(Membership.id).where(
-        Membership.user_id == actor.id,
-        Membership.project_id == project_id,
-        Membership.role == "manager",
-    )
-    return (await session.execute(query)).first() is not None
-
-
-async def can_view_job(session: AsyncSession, actor: Actor, job: Job) -> bool:
-    """Owner, a manager of the job's project, or a site admin."""
-    if actor.is_site_admin or job.owner_user_id == actor.id:
-        return True
-    return await _is_project_manager(session, actor, job.project_id)
-
-
 async def find_log_source(
-    session: AsyncSession, actor: Actor, job_id: int, stream: LogStream
+    session: AsyncSession, actor: User, job_id: int, stream: LogStream
 ) -> LogSource:
     """Authorize ``actor`` on the job and say where its ``stream`` is; NotFound otherwise."""
     if stream not in STREAMS:
         raise NotFound()
-    job = await session.get(Job, job_id)
-    # The same answer for "missing" and "not yours", so ids cannot be probed.
-    if job is None or not await can_view_job(session, actor, job):
-        raise NotFound("No such job.")
-    username = await _owner_username(session, job)
+    job = await authz.get_visible_job(session, actor, job_id)
+    username = await repository.get_cluster_username(session, job.owner_user_id, job.cluster)
     template = default_log_path(job, stream)
     if username is None or template is None or not job.slurm_job_id:
         raise NotFound("This job has no log file yet.")
@@ -161,7 +125,7 @@ async def find_log_source(
 
 async def _locate(
     sessionmaker: async_sessionmaker[AsyncSession],
-    actor: Actor,
+    actor: User,
     job_id: int,
     stream: LogStream,
 ) -> LogSource:
@@ -191,7 +155,7 @@ def _check_window(offset: int, limit: int) -> None:
 async def read_log(
     sessionmaker: async_sessionmaker[AsyncSession],
     adapters: AdapterLookup,
-    actor: Actor,
+    actor: User,
     job_id: int,
     stream: LogStream = "stdout",
     offset: int = 0,
@@ -200,7 +164,7 @@ async def read_log(
     """One bounded page of a job's log, read as the job's owner on its cluster."""
     _check_window(offset, limit)
     source = await _locate(sessionmaker, actor, job_id, stream)
-    return await _read(adapters(source.cluster), source, stream, offset, limit)
+    return await _read(adapters.get(source.cluster), source, stream, offset, limit)
 
 
 async def _is_finished(sessionmaker: async_sessionmaker[AsyncSession], job_id: int) -> bool:
@@ -212,7 +176,7 @@ async def _is_finished(sessionmaker: async_sessionmaker[AsyncSession], job_id: i
 async def follow_log(
     sessionmaker: async_sessionmaker[AsyncSession],
     adapters: AdapterLookup,
-    actor: Actor,
+    actor: User,
     job_id: int,
     stream: LogStream = "stdout",
     offset: int = 0,
@@ -226,7 +190,7 @@ async def follow_log(
     """
     _check_window(offset, LOG_PAGE_BYTES)
     source = await _locate(sessionmaker, actor, job_id, stream)
-    adapter = adapters(source.cluster)
+    adapter = adapters.get(source.cluster)
     finished = source.is_finished
     checked_at = time.monotonic()
     position = offset

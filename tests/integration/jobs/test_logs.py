@@ -30,8 +30,12 @@ async def _arrange(session: AsyncSession, state: str = "running") -> tuple[Job, 
     alice = await make_user(session, "alice", cluster_username="alice")
     bob = await make_user(session, "bob", cluster_username="bob")
     carol = await make_user(session, "carol", cluster_username="carol")
+    dave = await make_user(session, "dave", cluster_username="dave")
     await add_member(session, alice, physics)
-    await add_member(session, carol, physics, role="manager")
+    await add_member(session, carol, physics)
+    chemistry = await make_project(session, "Chemistry", slurm_account="chemistry")
+    await add_member(session, bob, chemistry)
+    await add_member(session, dave, chemistry, role="manager")
     admin = await make_user(session, "root-admin", is_site_admin=True)
     job = await make_job(
         session,
@@ -42,7 +46,7 @@ async def _arrange(session: AsyncSession, state: str = "running") -> tuple[Job, 
         stdout_path="/scratch/alice/out-%j.txt",
     )
     await session.commit()
-    return job, {"alice": alice, "bob": bob, "carol": carol, "admin": admin}
+    return job, {"alice": alice, "bob": bob, "carol": carol, "dave": dave, "admin": admin}
 
 
 def _fake_with(content: bytes) -> FakeScheduler:
@@ -57,7 +61,9 @@ async def test_owner_reads_a_page_of_the_expanded_log_path(
     job, users = await _arrange(session)
     fake = _fake_with(b"0123456789")
 
-    chunk = await read_log(sessionmaker, lambda _: fake, users["alice"], job.id, "stdout", 2, 5)
+    chunk = await read_log(
+        sessionmaker, {"testcluster": fake}, users["alice"], job.id, "stdout", 2, 5
+    )
 
     assert (chunk.data, chunk.offset, chunk.next_offset, chunk.size) == (b"23456", 2, 7, 10)
     assert not chunk.eof
@@ -69,31 +75,32 @@ async def test_stderr_falls_back_to_the_stdout_file_when_not_separate(
     job, users = await _arrange(session)
     fake = _fake_with(b"both streams")
 
-    chunk = await read_log(sessionmaker, lambda _: fake, users["alice"], job.id, "stderr")
+    chunk = await read_log(sessionmaker, {"testcluster": fake}, users["alice"], job.id, "stderr")
 
     assert chunk.text == "both streams"
 
 
 @pytest.mark.parametrize("who", ["carol", "admin"])
-async def test_project_manager_and_site_admin_read_a_members_log(
+async def test_project_colleague_and_site_admin_read_a_members_log(
     session: AsyncSession, sessionmaker: async_sessionmaker[AsyncSession], who: str
 ) -> None:
     job, users = await _arrange(session)
     fake = _fake_with(b"visible")
 
-    chunk = await read_log(sessionmaker, lambda _: fake, users[who], job.id)
+    chunk = await read_log(sessionmaker, {"testcluster": fake}, users[who], job.id)
 
     assert chunk.text == "visible"
 
 
-async def test_user_of_another_project_cannot_read_the_log(
-    session: AsyncSession, sessionmaker: async_sessionmaker[AsyncSession]
+@pytest.mark.parametrize("who", ["bob", "dave"])
+async def test_user_or_manager_of_another_project_cannot_read_the_log(
+    session: AsyncSession, sessionmaker: async_sessionmaker[AsyncSession], who: str
 ) -> None:
     job, users = await _arrange(session)
     fake = _fake_with(b"secret")
 
     with pytest.raises(NotFound):
-        await read_log(sessionmaker, lambda _: fake, users["bob"], job.id)
+        await read_log(sessionmaker, {"testcluster": fake}, users[who], job.id)
     assert "read_file" not in fake.calls
 
 
@@ -104,7 +111,7 @@ async def test_user_cannot_follow_another_users_log(
     fake = _fake_with(b"secret")
 
     with pytest.raises(NotFound):
-        async for _ in follow_log(sessionmaker, lambda _: fake, users["bob"], job.id):
+        async for _ in follow_log(sessionmaker, {"testcluster": fake}, users["bob"], job.id):
             pass
 
 
@@ -114,7 +121,9 @@ async def test_page_larger_than_the_maximum_is_refused(
     job, users = await _arrange(session)
 
     with pytest.raises(ValidationFailed):
-        await read_log(sessionmaker, lambda _: _fake_with(b""), users["alice"], job.id, limit=10**9)
+        await read_log(
+            sessionmaker, {"testcluster": _fake_with(b"")}, users["alice"], job.id, limit=10**9
+        )
 
 
 async def test_missing_file_reads_as_an_empty_missing_chunk(
@@ -122,7 +131,7 @@ async def test_missing_file_reads_as_an_empty_missing_chunk(
 ) -> None:
     job, users = await _arrange(session)
 
-    chunk = await read_log(sessionmaker, lambda _: FakeScheduler(), users["alice"], job.id)
+    chunk = await read_log(sessionmaker, {"testcluster": FakeScheduler()}, users["alice"], job.id)
 
     assert chunk.is_missing and chunk.data == b""
 
@@ -134,7 +143,10 @@ async def test_follow_of_a_finished_job_sends_the_rest_of_the_file_and_stops(
     fake = _fake_with(b"a\n" * 70_000)
 
     chunks = [
-        c async for c in follow_log(sessionmaker, lambda _: fake, users["alice"], job.id, offset=4)
+        c
+        async for c in follow_log(
+            sessionmaker, {"testcluster": fake}, users["alice"], job.id, offset=4
+        )
     ]
 
     assert b"".join(c.data for c in chunks) == b"a\n" * 69_998
@@ -197,7 +209,7 @@ async def test_follow_delivers_lines_while_the_job_writes_them_and_ends_when_don
     received: list[LogChunk] = []
     arrivals: list[float] = []
     async for chunk in follow_log(
-        sessionmaker, lambda _: cluster_adapter, alice, job.id, interval=0.2
+        sessionmaker, {"testcluster": cluster_adapter}, alice, job.id, interval=0.2
     ):
         received.append(chunk)
         arrivals.append(time.monotonic())
@@ -220,7 +232,7 @@ async def test_follow_resumes_from_an_offset_and_paging_covers_the_whole_file(
     slurm_id = await _submit_lines(cluster_adapter, count=3000, pause=0)
     job, alice = await _real_job(session, slurm_id)
     expected = "".join(f"line {i}\n" for i in range(1, 3001)).encode()
-    adapters = lambda _: cluster_adapter  # noqa: E731
+    adapters = {"testcluster": cluster_adapter}
     deadline = time.monotonic() + 60
     while (await read_log(sessionmaker, adapters, alice, job.id)).size < len(expected):
         assert time.monotonic() < deadline, "the job did not write its output in time"
