@@ -46,8 +46,9 @@ def _show_template(body: dict[str, Any]) -> None:
     output.print_fields(body, (*TEMPLATE_COLUMNS, "project_id"))
     version = body.get("version") or {}
     print("\nparameters:")
-    for name, spec in (version.get("parameter_schema") or {}).get("properties", {}).items():
-        print(f"  {name}: {json.dumps(spec, sort_keys=True)}")
+    for spec in (version.get("parameter_schema") or {}).get("parameters", []):
+        shown = {key: value for key, value in spec.items() if key != "name"}
+        print(f"  {spec.get('name')}: {json.dumps(shown, sort_keys=True)}")
     print("\nscript:")
     print(version.get("script", ""))
 

@@ -186,7 +186,9 @@ class TemplateIn(BaseModel):
                     "scope": "personal",
                     "script": "#!/bin/bash\necho hello {{ who }}\n",
                     "parameter_schema": {
-                        "properties": {"who": {"type": "string", "default": "world"}}
+                        "parameters": [
+                            {"name": "who", "label": "Who", "type": "text", "default": "world"}
+                        ]
                     },
                     "defaults": {},
                     "change_note": "first version",

@@ -6,12 +6,15 @@ module only picks the version and the project and applies the raw-script policy.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.v1.schemas import SubmitIn
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.job_templates import service as templates
 from app.job_templates.render import render
+from app.job_templates.schema import load_schema
 from app.jobs.requests import JobRequest
 from app.models import JobTemplate, Project, TemplateVersion
 from app.projects import service as projects
@@ -47,6 +50,12 @@ async def _version(
     raise NotFound("No such template version.")
 
 
+def _with_account(version: TemplateVersion, body: SubmitIn, project: Project) -> dict[str, Any]:
+    # The project already names the account to charge; scripts need not repeat it.
+    account = load_schema(version.parameter_schema).account_parameter().name
+    return {account: project.slurm_account, **body.parameters}
+
+
 def _raw_request(body: SubmitIn, project: Project) -> JobRequest:
     assert body.script is not None
     return JobRequest(
@@ -68,7 +77,7 @@ async def build_request(session: AsyncSession, actor: Actor, body: SubmitIn) -> 
     if body.template_id is not None:
         template, version = await _version(session, actor, body.template_id, body.template_version)
         project = await _project(session, actor, body.project_id, template)
-        return render(version, body.parameters, project)
+        return render(version, _with_account(version, body, project), project)
     project = await _project(session, actor, body.project_id, None)
     if not may_submit_raw_script(actor, project):
         raise Forbidden("Only a template can be submitted to this project.")
