@@ -41,7 +41,8 @@ class TrackedJob:
 class Grace:
     """How long to wait before drawing conclusions from an absence."""
 
-    submit: timedelta = timedelta(seconds=30)
+    # Longer than the SSH command timeout (30 s), so a slow sbatch is never declared lost.
+    submit: timedelta = timedelta(seconds=60)
     missing: timedelta = timedelta(minutes=5)
     accounting_lag: timedelta = timedelta(seconds=30)
 

@@ -1,0 +1,146 @@
+"""Poll cycles against the real local Slurm cluster, on both databases."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.jobs import states, submission
+from app.models import ClusterStatus, Job, JobEvent
+from app.poller.cycle import poll_cluster_once
+from app.poller.reconcile import Grace
+from tests.integration.poller.conftest import (
+    CLUSTER,
+    Portal,
+    squeue_comment,
+    wait_for_sacct_ids_named,
+)
+
+pytestmark = pytest.mark.slurm
+
+
+async def event_states(portal: Portal, job_id: int) -> list[str]:
+    async with portal.sessionmaker() as session:
+        rows = await session.scalars(
+            select(JobEvent.to_state).where(JobEvent.job_id == job_id).order_by(JobEvent.id)
+        )
+        return list(rows)
+
+
+async def test_job_goes_submitting_pending_running_completed(portal: Portal) -> None:
+    job = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nsleep 4\n"))
+    assert job.state == "pending"
+    await portal.poll_until(job.id, lambda row: row.state == "running", timeout=60)
+    done = await portal.poll_until(job.id, lambda row: states.is_terminal(row.state), 60)
+    assert (done.state, done.exit_code) == ("completed", 0)
+    assert done.started_at is not None and done.ended_at is not None
+    assert done.elapsed_seconds is not None and done.elapsed_seconds >= 4
+    assert await event_states(portal, job.id) == ["submitting", "pending", "running", "completed"]
+
+
+async def test_exit_3_is_failed_with_code_3(portal: Portal) -> None:
+    job = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nexit 3\n"))
+    done = await portal.poll_until(job.id, lambda row: states.is_terminal(row.state), 60)
+    assert (done.state, done.exit_code, done.exit_signal) == ("failed", 3, None)
+
+
+async def test_cancelled_job_ends_cancelled(portal: Portal) -> None:
+    job = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nsleep 120\n"))
+    await portal.poll_until(job.id, lambda row: row.state == "running", timeout=60)
+    await portal.service.cancel(portal.alice, job.id)
+    done = await portal.poll_until(job.id, lambda row: states.is_terminal(row.state), 60)
+    assert done.state == "cancelled"
+
+
+async def test_lost_phase_c_write_is_attached_by_uuid_without_duplicate(
+    portal: Portal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"crash-{uuid.uuid4().hex[:10]}"
+
+    async def crash(*args: object) -> None:
+        raise RuntimeError("process died after sbatch answered")
+
+    monkeypatch.setattr(submission, "record_submission", crash)
+    with pytest.raises(RuntimeError):
+        await portal.service.submit(
+            portal.alice, portal.request("#!/bin/bash\nsleep 2\n", name=name)
+        )
+    [job_id] = [row.id for row in await all_jobs(portal)]
+    assert (await portal.job(job_id)).state == "submitting"
+    attached = await portal.poll_until(
+        job_id, lambda row: row.slurm_job_id is not None, 30, Grace(submit=timedelta(0))
+    )
+    assert squeue_comment(attached.slurm_job_id or "") == attached.uuid
+    done = await portal.poll_until(job_id, lambda row: states.is_terminal(row.state), 60)
+    assert done.state == "completed"
+    assert await wait_for_sacct_ids_named(name) == [attached.slurm_job_id]
+
+
+async def all_jobs(portal: Portal) -> list[Job]:
+    async with portal.sessionmaker() as session:
+        return list(await session.scalars(select(Job)))
+
+
+@pytest.mark.slow
+async def test_timeout_and_aged_out_job_get_true_end_states(portal: Portal) -> None:
+    """Runs both minute-scale scenarios side by side to pay the wait once."""
+    limited = await portal.service.submit(
+        portal.alice, portal.request("#!/bin/bash\nsleep 600\n", time_limit_minutes=1)
+    )
+    quick = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nexit 7\n"))
+    await wait_until_gone_from_squeue(quick.slurm_job_id or "", timeout=150)
+    aged = await portal.poll_until(quick.id, lambda row: states.is_terminal(row.state), 10)
+    assert (aged.state, aged.exit_code) == ("failed", 7)
+    done = await portal.poll_until(limited.id, lambda row: states.is_terminal(row.state), 150)
+    assert done.state == "timeout"
+
+
+async def wait_until_gone_from_squeue(slurm_id: str, timeout: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        listed = subprocess.run(
+            ["squeue", "-h", "-a", "-t", "all", "-j", slurm_id, "-o", "%i"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        if slurm_id not in listed.split():
+            return
+        await asyncio.sleep(2)
+    pytest.fail(f"job {slurm_id} still in squeue after {timeout} s")
+
+
+def dev_cluster(*args: str) -> None:
+    subprocess.run(["scripts/dev-cluster", *args], check=True, capture_output=True, timeout=120)
+
+
+@pytest.mark.slow
+async def test_unreachable_cluster_is_recorded_and_no_job_turns_terminal(
+    portal: Portal, session: AsyncSession
+) -> None:
+    job = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nsleep 120\n"))
+    await portal.poll_until(job.id, lambda row: row.state == "running", timeout=60)
+    try:
+        dev_cluster("stop", "slurmctld")
+        outage = await poll_cluster_once(portal.sessionmaker, CLUSTER, portal.adapter)
+        assert not outage.is_ok
+        assert (await portal.job(job.id)).state == "running"
+        status = await session.get(ClusterStatus, CLUSTER)
+        assert status is not None
+        assert status.consecutive_failures >= 1 and status.last_error
+    finally:
+        dev_cluster("up")
+    recovered = await portal.poll_until(job.id, lambda row: row.state == "running", 60)
+    assert recovered.last_seen_at is not None
+    session.expire_all()
+    status = await session.get(ClusterStatus, CLUSTER)
+    assert status is not None
+    assert (status.consecutive_failures, status.last_error) == (0, None)
+    await portal.service.cancel(portal.alice, job.id)
