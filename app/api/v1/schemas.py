@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.v1.params import MAX_ID
+
 
 class ErrorOut(BaseModel):
     model_config = ConfigDict(
@@ -200,7 +202,7 @@ class TemplateIn(BaseModel):
     name: str = Field(max_length=200)
     description: str = Field(default="", max_length=5000)
     scope: Literal["personal", "project", "site"] = "personal"
-    project_id: int | None = None
+    project_id: int | None = Field(default=None, ge=1, le=MAX_ID)
     script: str = Field(max_length=100_000)
     parameter_schema: dict[str, Any] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
@@ -226,10 +228,10 @@ class SubmitIn(BaseModel):
         },
     )
 
-    template_id: int | None = None
+    template_id: int | None = Field(default=None, ge=1, le=MAX_ID)
     template_version: int | None = Field(default=None, ge=1)
     parameters: dict[str, Any] = Field(default_factory=dict)
-    project_id: int | None = None
+    project_id: int | None = Field(default=None, ge=1, le=MAX_ID)
     script: str | None = Field(default=None, max_length=100_000)
     name: str | None = Field(default=None, max_length=200)
     partition: str | None = Field(default=None, max_length=64)

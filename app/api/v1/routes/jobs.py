@@ -8,6 +8,7 @@ from app.api.v1 import submissions
 from app.api.v1.deps import JobServiceDep, Reader, Submitter
 from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, encode_cursor
+from app.api.v1.params import PathId
 from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn
 from app.deps import SessionDep
 from app.jobs import service as jobs
@@ -79,7 +80,7 @@ async def list_jobs(
     session: SessionDep,
     principal: Reader,
     state: Annotated[list[str] | None, Query(description=f"One of {', '.join(JOB_STATES)}")] = None,
-    project_id: int | None = None,
+    project_id: PathId | None = None,
     cluster: Annotated[str | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
@@ -97,12 +98,12 @@ async def list_jobs(
 
 
 @router.get("/{job_id}", response_model=JobOut, summary="One job")
-async def get_job(session: SessionDep, principal: Reader, job_id: int) -> JobOut:
+async def get_job(session: SessionDep, principal: Reader, job_id: PathId) -> JobOut:
     return job_out(await jobs.get_job(session, principal.user, job_id))
 
 
 @router.get("/{job_id}/events", response_model=list[JobEventOut], summary="State history")
-async def list_events(session: SessionDep, principal: Reader, job_id: int) -> list[JobEventOut]:
+async def list_events(session: SessionDep, principal: Reader, job_id: PathId) -> list[JobEventOut]:
     events = await jobs.list_events(session, principal.user, job_id)
     return [
         JobEventOut(
@@ -113,17 +114,17 @@ async def list_events(session: SessionDep, principal: Reader, job_id: int) -> li
 
 
 @router.post("/{job_id}/cancel", response_model=JobOut, summary="Ask Slurm to cancel")
-async def cancel_job(principal: Submitter, service: JobServiceDep, job_id: int) -> JobOut:
+async def cancel_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
     return job_out(await service.cancel(principal.user, job_id))
 
 
 @router.post("/{job_id}/hold", response_model=JobOut, summary="Keep a pending job from starting")
-async def hold_job(principal: Submitter, service: JobServiceDep, job_id: int) -> JobOut:
+async def hold_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
     return job_out(await service.hold(principal.user, job_id))
 
 
 @router.post("/{job_id}/release", response_model=JobOut, summary="Let a held job start")
-async def release_job(principal: Submitter, service: JobServiceDep, job_id: int) -> JobOut:
+async def release_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
     return job_out(await service.release(principal.user, job_id))
 
 
@@ -136,7 +137,7 @@ async def release_job(principal: Submitter, service: JobServiceDep, job_id: int)
 async def resubmit_job(
     principal: Submitter,
     service: JobServiceDep,
-    job_id: int,
+    job_id: PathId,
     body: ResubmitIn | None = None,
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.v1.deps import Principal, Reader, RegistryDep
 from app.api.v1.errors import BadRequest
+from app.api.v1.params import PathId
 from app.api.v1.schemas import LogChunkOut
 from app.deps import SessionDep
 from app.errors import PortalError
@@ -43,7 +44,7 @@ async def read_log(
     request: Request,
     registry: RegistryDep,
     principal: Reader,
-    job_id: int,
+    job_id: PathId,
     stream: LogStream,
     offset: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_BYTES)] = LOG_PAGE_BYTES,
@@ -71,7 +72,7 @@ async def _events(
     request: Request,
     registry: RegistryDep,
     principal: Principal,
-    job_id: int,
+    job_id: PathId,
     stream: LogStream,
     offset: int,
 ) -> AsyncIterator[str]:
@@ -110,7 +111,7 @@ async def follow_log(
     session: SessionDep,
     registry: RegistryDep,
     principal: Reader,
-    job_id: int,
+    job_id: PathId,
     stream: LogStream,
     offset: Annotated[int, Query(ge=0, le=2**62)] = 0,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,

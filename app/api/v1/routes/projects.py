@@ -3,6 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.v1.deps import Reader
+from app.api.v1.params import PathId
 from app.api.v1.schemas import MemberOut, ProjectOut
 from app.deps import SessionDep
 from app.projects import service as projects
@@ -29,7 +30,7 @@ async def list_projects(session: SessionDep, principal: Reader) -> list[ProjectO
 
 
 @router.get("/{project_id}", response_model=ProjectOut, summary="One of your projects")
-async def get_project(session: SessionDep, principal: Reader, project_id: int) -> ProjectOut:
+async def get_project(session: SessionDep, principal: Reader, project_id: PathId) -> ProjectOut:
     return project_out(await projects.get(session, principal.actor, project_id))
 
 
@@ -38,7 +39,9 @@ async def get_project(session: SessionDep, principal: Reader, project_id: int) -
     response_model=list[MemberOut],
     summary="Members of a project you manage",
 )
-async def list_members(session: SessionDep, principal: Reader, project_id: int) -> list[MemberOut]:
+async def list_members(
+    session: SessionDep, principal: Reader, project_id: PathId
+) -> list[MemberOut]:
     members = await projects.members(session, principal.actor, project_id)
     return [
         MemberOut(user_id=m.user_id, login=m.login, display_name=m.display_name, role=m.role)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter, status
 
 from app.api.v1.deps import Reader, Submitter
+from app.api.v1.params import PathId
 from app.api.v1.schemas import (
     TemplateDetailOut,
     TemplateIn,
@@ -79,7 +80,7 @@ async def create_template(
 
 @router.get("/{template_id}", response_model=TemplateDetailOut, summary="A template")
 async def get_template(
-    session: SessionDep, principal: Reader, template_id: int
+    session: SessionDep, principal: Reader, template_id: PathId
 ) -> TemplateDetailOut:
     return detail_out(await templates.get(session, principal.actor, template_id))
 
@@ -90,7 +91,7 @@ async def get_template(
     summary="Save a new version, which becomes the current one",
 )
 async def update_template(
-    session: SessionDep, principal: Submitter, template_id: int, body: TemplateIn
+    session: SessionDep, principal: Submitter, template_id: PathId, body: TemplateIn
 ) -> TemplateDetailOut:
     await templates.update(session, principal.actor, template_id, draft_from(body))
     return detail_out(await templates.get(session, principal.actor, template_id))
@@ -100,7 +101,7 @@ async def update_template(
     "/{template_id}/versions", response_model=list[TemplateVersionOut], summary="All versions"
 )
 async def list_versions(
-    session: SessionDep, principal: Reader, template_id: int
+    session: SessionDep, principal: Reader, template_id: PathId
 ) -> list[TemplateVersionOut]:
     return [version_out(v) for v in await templates.versions(session, principal.actor, template_id)]
 
@@ -109,7 +110,7 @@ async def list_versions(
     "/{template_id}/versions/{version}", response_model=TemplateVersionOut, summary="One version"
 )
 async def get_version(
-    session: SessionDep, principal: Reader, template_id: int, version: int
+    session: SessionDep, principal: Reader, template_id: PathId, version: int
 ) -> TemplateVersionOut:
     for found in await templates.versions(session, principal.actor, template_id):
         if found.version == version:
@@ -124,6 +125,6 @@ async def get_version(
     summary="A personal copy of the current version",
 )
 async def clone_template(
-    session: SessionDep, principal: Submitter, template_id: int
+    session: SessionDep, principal: Submitter, template_id: PathId
 ) -> TemplateDetailOut:
     return detail_out(await templates.clone(session, principal.actor, template_id))
