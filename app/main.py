@@ -21,6 +21,7 @@ from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
 from app.security import SecurityHeadersMiddleware
 from app.templating import render
+from app.web.router import router as web_router
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
@@ -48,6 +49,7 @@ def include_routers(app: FastAPI) -> None:
     app.include_router(health.router)
     api.install(app)
     app.include_router(pages)
+    app.include_router(web_router)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

@@ -1,0 +1,11 @@
+"""All pages of this package, for ``app.include_router``."""
+
+from fastapi import APIRouter
+
+from app.web import signin, submit_pages, template_pages
+
+router = APIRouter()
+router.include_router(signin.router)
+# Submit routes first: "/templates/{id}/submit" must not be read as a template page.
+router.include_router(submit_pages.router)
+router.include_router(template_pages.router)

@@ -1,0 +1,61 @@
+"""Sign-in and sign-out pages."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Form, Request
+from fastapi.responses import Response
+
+from app.deps import SessionDep
+from app.errors import Unauthorized
+from app.users import service as users
+from app.users import sessions
+from app.web.auth import (
+    WebContextDep,
+    clear_session_cookie,
+    client_address,
+    csrf_protected_router,
+    set_session_cookie,
+)
+from app.web.views import page, redirect, safe_next
+
+router = csrf_protected_router()
+
+
+@router.get("/signin", name="signin")
+async def signin_form(request: Request, web: WebContextDep, next: str | None = None) -> Response:
+    if web.actor is not None:
+        return redirect(request, safe_next(next))
+    return page(request, web, "auth/signin.html", {"next": safe_next(next), "login": ""})
+
+
+@router.post("/signin")
+async def signin(
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    login: Annotated[str, Form(max_length=200)] = "",
+    password: Annotated[str, Form(max_length=1000)] = "",
+    next: Annotated[str, Form(max_length=2000)] = "",
+) -> Response:
+    attempt = users.SignInRequest(login=login, password=password, address=client_address(request))
+    try:
+        user = await users.authenticate(session, attempt)
+    except Unauthorized as error:
+        # Rendered rather than raised: the failed attempt must be committed to count.
+        context = {"next": safe_next(next), "login": login, "error": error.detail}
+        return page(request, web, "auth/signin.html", context, status_code=error.status_code)
+    token = await sessions.start(session, user.id, replacing=web.session_token)
+    response = redirect(request, safe_next(next))
+    set_session_cookie(request, response, token)
+    return response
+
+
+@router.post("/signout", name="signout")
+async def signout(request: Request, session: SessionDep, web: WebContextDep) -> Response:
+    if web.session_token:
+        await sessions.end(session, web.session_token)
+    response = redirect(request, "/signin")
+    clear_session_cookie(request, response)
+    return response

@@ -1,0 +1,30 @@
+"""Hands a rendered JobRequest to the jobs service the application was started with."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import NotFound, ServiceUnavailable
+from app.jobs.requests import JobRequest
+from app.models import User
+from app.users.actor import Actor
+
+
+async def submit_job(
+    request: Request,
+    session: AsyncSession,
+    actor: Actor,
+    job: JobRequest,
+    idempotency_key: str | None,
+) -> int:
+    """Submits ``job`` for ``actor`` and returns the portal job id."""
+    service = getattr(request.app.state, "job_service", None)
+    if service is None:
+        raise ServiceUnavailable("Job submission is not enabled on this portal.")
+    user = await session.get(User, actor.user_id)
+    if user is None:
+        raise NotFound("Your account no longer exists.")
+    submitted = await service.submit(user, job, idempotency_key)
+    job_id: int = submitted.id
+    return job_id

@@ -1,0 +1,160 @@
+"""The submit form generated from a template's parameter schema, with a live preview."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.deps import SessionDep
+from app.errors import ValidationFailed
+from app.job_templates import service as templates
+from app.job_templates.render import render
+from app.job_templates.schema import TemplateSchema, load_schema
+from app.models import JobTemplate, Project, TemplateVersion
+from app.templating import is_htmx
+from app.users.actor import Actor
+from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
+from app.web.choices import actor_projects, context_for
+from app.web.preview import build_preview
+from app.web.submission import submit_job
+from app.web.template_forms import submitted_values
+from app.web.views import page, redirect
+
+router = csrf_protected_router()
+NO_PROJECT = "You are not in any project yet, so there is no account to charge. Ask a manager."
+
+
+def _initial_values(
+    version: TemplateVersion, schema: TemplateSchema, account: str
+) -> dict[str, Any]:
+    defaults = version.defaults or {}
+    values: dict[str, Any] = {"job_name": defaults.get("job_name", "job")}
+    for parameter in schema.parameters:
+        value = defaults.get(parameter.name, parameter.default)
+        values[parameter.name] = "" if value is None else value
+    values[schema.account_parameter().name] = account
+    return values
+
+
+def _chosen_project(
+    projects: list[Project], schema: TemplateSchema, values: dict[str, Any]
+) -> Project | None:
+    account = values.get(schema.account_parameter().name)
+    return next((p for p in projects if p.slurm_account == account), None)
+
+
+async def _form_page(
+    request: Request,
+    session: AsyncSession,
+    web: WebContext,
+    actor: Actor,
+    loaded: tuple[JobTemplate, TemplateVersion],
+    values: dict[str, Any] | None = None,
+    errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    template, version = loaded
+    schema = load_schema(version.parameter_schema)
+    projects = await actor_projects(session, actor)
+    if values is None:
+        values = _initial_values(version, schema, projects[0].slurm_account if projects else "")
+    project = _chosen_project(projects, schema, values) or (projects[0] if projects else None)
+    context: dict[str, Any] = {
+        "template": template,
+        "version": version,
+        "schema": schema,
+        "values": values,
+        "errors": errors or {},
+        "no_project": NO_PROJECT if not projects else None,
+        "idempotency_key": str(uuid.uuid4()),
+        "preview": None,
+        "choices": None,
+    }
+    if project is not None:
+        choices = await context_for(request, session, actor, project)
+        context["choices"] = choices
+        context["accounts"] = [
+            p.slurm_account for p in projects if p.slurm_account in choices.accounts
+        ]
+        if not errors:
+            context["preview"] = build_preview(version, values, project, choices)
+    block = "submit_form" if is_htmx(request) else None
+    return page(request, web, "submit/form.html", context, block=block, status_code=status_code)
+
+
+@router.get("/templates/{template_id}/submit", name="template_submit")
+async def submit_page(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+) -> Response:
+    loaded = await templates.current_version(session, actor, template_id)
+    return await _form_page(request, session, web, actor, loaded)
+
+
+@router.post("/templates/{template_id}/submit")
+async def submit(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+) -> Response:
+    loaded = await templates.current_version(session, actor, template_id)
+    form = await request.form()
+    schema = load_schema(loaded[1].parameter_schema)
+    values = submitted_values(form, schema)
+    try:
+        job_id = await _render_and_submit(
+            request,
+            session,
+            actor,
+            loaded[1],
+            schema,
+            values,
+            str(form.get("idempotency_key", "")) or None,
+        )
+    except ValidationFailed as error:
+        fields = error.fields or {"form": error.detail}
+        return await _form_page(request, session, web, actor, loaded, values, fields, 422)
+    return redirect(request, f"/jobs/{job_id}")
+
+
+async def _render_and_submit(
+    request: Request,
+    session: AsyncSession,
+    actor: Actor,
+    version: TemplateVersion,
+    schema: TemplateSchema,
+    values: dict[str, Any],
+    idempotency_key: str | None,
+) -> int:
+    projects = await actor_projects(session, actor)
+    project = _chosen_project(projects, schema, values)
+    if project is None:
+        raise ValidationFailed(
+            fields={schema.account_parameter().name: "Choose one of your accounts."}
+        )
+    job = render(version, values, project, await context_for(request, session, actor, project))
+    return await submit_job(request, session, actor, job, idempotency_key)
+
+
+@router.post("/templates/{template_id}/submit/preview", name="template_submit_preview")
+async def submit_preview(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+) -> Response:
+    template, version = await templates.current_version(session, actor, template_id)
+    schema = load_schema(version.parameter_schema)
+    values = submitted_values(await request.form(), schema)
+    projects = await actor_projects(session, actor)
+    project = _chosen_project(projects, schema, values)
+    preview = None
+    if project is not None:
+        preview = build_preview(
+            version, values, project, await context_for(request, session, actor, project)
+        )
+    return page(
+        request,
+        web,
+        "submit/form.html",
+        {"preview": preview, "template": template},
+        block="preview",
+    )

@@ -1,0 +1,211 @@
+"""Job template pages: list by scope, view with versions, create, edit with live preview."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+
+from app.deps import SessionDep
+from app.errors import ValidationFailed
+from app.job_templates import service as templates
+from app.job_templates.context import SubmitContext
+from app.job_templates.schema import PARAMETER_TYPES, RESOURCES, load_schema, schema_problems
+from app.models import JobTemplate, Project, TemplateVersion
+from app.templating import is_htmx
+from app.users.actor import Actor
+from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
+from app.web.choices import actor_projects, context_for, example_project
+from app.web.preview import Preview, build_preview
+from app.web.template_forms import (
+    EditorState,
+    apply_row_action,
+    parse_editor,
+    rows_from_schema,
+)
+from app.web.views import page, redirect
+
+router = csrf_protected_router()
+SCOPE_TABS = (("mine", "My templates"), ("projects", "My projects'"), ("site", "Site"))
+NEW_SCRIPT = '#!/bin/bash\necho "Hello "{{ who }}\n'
+
+
+@router.get("/templates", name="templates")
+async def list_page(
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
+    scope: str = "site",
+) -> Response:
+    chosen: templates.ListScope = scope if scope in templates.LIST_SCOPES else "site"
+    items = await templates.list_templates(session, actor, chosen)
+    context = {"items": items, "scope": chosen, "tabs": SCOPE_TABS}
+    block = "template_list" if is_htmx(request) else None
+    return page(request, web, "templates/list.html", context, block=block)
+
+
+@router.get("/templates/new", name="template_new")
+async def new_page(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser
+) -> Response:
+    state = EditorState(
+        name="",
+        script=NEW_SCRIPT,
+        rows=[
+            {
+                "name": "who",
+                "label": "Who to greet",
+                "type": "text",
+                "default": "world",
+                "required": "on",
+            }
+        ],
+    )
+    return await _editor(request, session, web, actor, state, template=None)
+
+
+@router.post("/templates/new")
+async def create(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser
+) -> Response:
+    form = await request.form()
+    state = parse_editor(form)
+    if apply_row_action(state, str(form.get("action", "save"))):
+        return await _editor(request, session, web, actor, state, template=None)
+    try:
+        template = await templates.create(session, actor, state.draft())
+    except ValidationFailed as error:
+        return await _editor(request, session, web, actor, state, None, error.fields, 422)
+    return redirect(request, f"/templates/{template.id}")
+
+
+@router.get("/templates/{template_id}", name="template_view")
+async def view_page(
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
+    template_id: int,
+    version: int | None = None,
+) -> Response:
+    template = await templates.get(session, actor, template_id)
+    versions = await templates.versions(session, actor, template_id)
+    shown = next((v for v in versions if v.id == version), template.current_version)
+    context = {
+        "template": template,
+        "versions": versions,
+        "shown": shown,
+        "schema": load_schema(shown.parameter_schema if shown else None),
+        "can_edit": templates.can_edit(actor, template),
+    }
+    return page(request, web, "templates/view.html", context)
+
+
+@router.get("/templates/{template_id}/edit", name="template_edit")
+async def edit_page(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+) -> Response:
+    template = await templates.get_for_edit(session, actor, template_id)
+    version = template.current_version
+    state = EditorState(
+        name=template.name,
+        description=template.description,
+        scope=template.scope,
+        project_id=template.project_id,
+        script=version.script if version else NEW_SCRIPT,
+        job_name=str((version.defaults if version else {}).get("job_name", "job")),
+        rows=rows_from_schema(load_schema(version.parameter_schema if version else None)),
+    )
+    return await _editor(request, session, web, actor, state, template)
+
+
+@router.post("/templates/{template_id}/edit")
+async def edit(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+) -> Response:
+    template = await templates.get_for_edit(session, actor, template_id)
+    form = await request.form()
+    state = parse_editor(form)
+    state.scope, state.project_id = template.scope, template.project_id
+    if apply_row_action(state, str(form.get("action", "save"))):
+        return await _editor(request, session, web, actor, state, template)
+    try:
+        await templates.update(session, actor, template_id, state.draft())
+    except ValidationFailed as error:
+        return await _editor(request, session, web, actor, state, template, error.fields, 422)
+    return redirect(request, f"/templates/{template_id}")
+
+
+@router.post("/templates/preview", name="template_preview")
+async def editor_preview(
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser
+) -> Response:
+    state = parse_editor(await request.form())
+    preview = await _editor_preview(request, session, actor, state)
+    return page(request, web, "templates/edit.html", {"preview": preview}, block="preview")
+
+
+@router.post("/templates/{template_id}/clone", name="template_clone")
+async def clone(
+    request: Request, session: SessionDep, actor: CurrentUser, template_id: int
+) -> Response:
+    copy = await templates.clone(session, actor, template_id)
+    return redirect(request, f"/templates/{copy.id}/edit")
+
+
+@router.post("/templates/{template_id}/archive", name="template_archive")
+async def archive(
+    request: Request, session: SessionDep, actor: CurrentUser, template_id: int
+) -> Response:
+    await templates.archive(session, actor, template_id)
+    return redirect(request, "/templates?scope=mine")
+
+
+async def _preview_target(
+    request: Request, session: SessionDep, actor: Actor
+) -> tuple[Project, SubmitContext]:
+    projects = await actor_projects(session, actor)
+    if projects:
+        return projects[0], await context_for(request, session, actor, projects[0])
+    project = example_project(request)
+    return project, SubmitContext(cluster=project.cluster, accounts=(project.slurm_account,))
+
+
+async def _editor_preview(
+    request: Request, session: SessionDep, actor: Actor, state: EditorState
+) -> Preview:
+    problems = schema_problems(state.schema())
+    if problems:
+        return Preview(errors={"parameters": " ".join(problems)})
+    version = TemplateVersion(
+        script=state.script, parameter_schema=state.schema(), defaults={"job_name": state.job_name}
+    )
+    project, context = await _preview_target(request, session, actor)
+    account = load_schema(state.schema()).account_parameter().name
+    return build_preview(version, {account: project.slurm_account}, project, context)
+
+
+async def _editor(
+    request: Request,
+    session: SessionDep,
+    web: WebContext,
+    actor: Actor,
+    state: EditorState,
+    template: JobTemplate | None,
+    errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    managed = [p for p in await actor_projects(session, actor) if actor.is_manager_of(p.id)]
+    context: dict[str, Any] = {
+        "state": state,
+        "template": template,
+        "errors": errors or {},
+        "managed_projects": managed,
+        "parameter_types": PARAMETER_TYPES,
+        "resources": RESOURCES,
+        "preview": await _editor_preview(request, session, actor, state),
+    }
+    block = "editor" if is_htmx(request) else None
+    return page(request, web, "templates/edit.html", context, block=block, status_code=status_code)
