@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import argparse
+import json
+import stat
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.cli import commands
+from app.cli.client import ApiError, PortalClient, parse_sse
+from app.cli.config import ClientConfig, ConfigMissing, load_config, save_config
+from app.cli.exit_codes import ExitCode, for_final_state
+from app.cli.main import build_parser
+
+CONFIG = ClientConfig(url="http://portal.test", token="hpc_secret")
+
+
+def client_answering(handler: httpx.MockTransport) -> PortalClient:
+    return PortalClient(CONFIG, transport=handler)
+
+
+def test_config_file_is_private_and_round_trips(tmp_path: Path) -> None:
+    env = {"HPCPORTAL_CONFIG": str(tmp_path / "c" / "config.toml")}
+    path = save_config(CONFIG, env)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert load_config(env) == CONFIG
+
+
+def test_environment_overrides_file(tmp_path: Path) -> None:
+    env = {"HPCPORTAL_CONFIG": str(tmp_path / "config.toml")}
+    save_config(CONFIG, env)
+    env |= {"HPCPORTAL_TOKEN": "hpc_other", "HPCPORTAL_URL": "http://x/"}
+    assert load_config(env) == ClientConfig(url="http://x", token="hpc_other")
+
+
+def test_missing_config_says_how_to_set_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigMissing, match="hpcportal configure"):
+        load_config({"HPCPORTAL_CONFIG": str(tmp_path / "none.toml")})
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        (401, ExitCode.AUTH),
+        (403, ExitCode.AUTH),
+        (404, ExitCode.NOT_FOUND),
+        (422, ExitCode.ERROR),
+        (503, ExitCode.UNREACHABLE),
+    ],
+)
+def test_api_errors_map_to_exit_codes(status: int, code: ExitCode) -> None:
+    body = {"error": "X", "detail": "nope"}
+    client = client_answering(httpx.MockTransport(lambda r: httpx.Response(status, json=body)))
+    with pytest.raises(ApiError) as caught:
+        client.get("/jobs/1")
+    assert caught.value.exit_code == code
+
+
+def test_unreachable_portal_is_exit_5() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with pytest.raises(Exception) as caught:
+        client_answering(httpx.MockTransport(refuse)).get("/me")
+    assert getattr(caught.value, "exit_code", None) == ExitCode.UNREACHABLE
+
+
+def test_final_states_map_to_exit_codes() -> None:
+    assert for_final_state("completed") == ExitCode.OK
+    assert for_final_state("failed") == ExitCode.JOB_FAILED
+    assert for_final_state("out_of_memory") == ExitCode.JOB_FAILED
+    assert for_final_state("cancelled") == ExitCode.JOB_CANCELLED
+    assert for_final_state("timeout") == ExitCode.JOB_TIMEOUT
+
+
+def test_sse_parser_joins_data_lines_and_keeps_ids() -> None:
+    lines = iter(["id: 5", "event: log", 'data: {"data": "a"}', "", "event: end", "data: {}", ""])
+    events = list(parse_sse(lines))
+    assert [(e.event, e.id) for e in events] == [("log", "5"), ("end", None)]
+    assert json.loads(events[0].data) == {"data": "a"}
+
+
+def test_submit_sends_parameters_and_an_idempotency_key() -> None:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(201, json={"id": 9, "state": "pending"})
+
+    args = build_parser().parse_args(["--json", "submit", "4", "-p", "who=world", "-p", "n=2"])
+    code = commands.submit(client_answering(httpx.MockTransport(answer)), args)
+    assert code == ExitCode.OK
+    assert json.loads(seen[0].content)["parameters"] == {"who": "world", "n": "2"}
+    assert seen[0].headers["Idempotency-Key"]
+
+
+def test_wait_returns_the_jobs_failure_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    states = iter(["running", "failed"])
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        state = next(states)
+        body = {"id": 3, "state": state, "is_finished": state == "failed", "exit_code": 3}
+        return httpx.Response(200, json=body)
+
+    monkeypatch.setattr(commands, "WAIT_INTERVAL", 0.01)
+    args = argparse.Namespace(job=3, timeout=None, json=True)
+    assert commands.wait(client_answering(httpx.MockTransport(answer)), args) == ExitCode.JOB_FAILED
+
+
+def test_wait_gives_up_after_timeout() -> None:
+    body = {"id": 3, "state": "running", "is_finished": False, "exit_code": None}
+    client = client_answering(httpx.MockTransport(lambda r: httpx.Response(200, json=body)))
+    args = argparse.Namespace(job=3, timeout=0.05, json=True)
+    assert commands.wait(client, args) == ExitCode.WAIT_TIMEOUT
+
+
+def test_bad_parameter_is_a_usage_error() -> None:
+    with pytest.raises(Exception) as caught:
+        commands.parse_parameters(["novalue"])
+    assert getattr(caught.value, "exit_code", None) == ExitCode.USAGE
