@@ -58,8 +58,11 @@ async def people(sessionmaker: async_sessionmaker[AsyncSession]) -> People:
         password = hash_password("secret-pass")
         users = {
             login: await make_user(
-                session, login, cluster_username=None if login == "admin" else login,
-                password_hash=password, is_site_admin=login == "admin",
+                session,
+                login,
+                cluster_username=None if login == "admin" else login,
+                password_hash=password,
+                is_site_admin=login == "admin",
             )
             for login in ("alice", "carol", "bob", "dave", "admin")
         }
