@@ -1,0 +1,1 @@
+"""The audit trail: an append-only record of who did what, from where."""

@@ -1,0 +1,186 @@
+"""Writing and reading the audit trail.
+
+Only ``record`` writes: there is deliberately no way to change or delete an event from
+the application, so the trail can be trusted to show what happened.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any, TypeVar, Unpack
+
+from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import Forbidden, ValidationFailed
+from app.models import AUDIT_SURFACES, AuditEvent, User, utc_now
+from app.reports.csv_export import safe_cells
+from app.users.actor import Actor
+
+MAX_PAGE = 500
+_Q = TypeVar("_Q", bound=Select[Unpack[tuple[Any, ...]]])
+CSV_LIMIT = 100_000
+
+
+async def record(
+    session: AsyncSession,
+    actor_user_id: int | None,
+    surface: str,
+    action: str,
+    target_type: str | None = None,
+    target_id: str | int | None = None,
+    address: str | None = None,
+    details: Mapping[str, Any] | None = None,
+) -> AuditEvent:
+    """Append one event in the caller's transaction, so it commits (or not) with the change."""
+    if surface not in AUDIT_SURFACES:
+        raise ValueError(f"unknown audit surface {surface!r}")
+    event = AuditEvent(
+        at=utc_now(),
+        actor_user_id=actor_user_id,
+        surface=surface,
+        action=action,
+        target_type=target_type,
+        target_id=None if target_id is None else str(target_id),
+        address=(address or None) and address[:45],
+        details=dict(details or {}),
+    )
+    session.add(event)
+    await session.flush()
+    return event
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFilter:
+    actor_login: str | None = None
+    action: str | None = None
+    surface: str | None = None
+    since: date | None = None
+    until: date | None = None
+
+    def checked(self) -> AuditFilter:
+        if self.surface and self.surface not in AUDIT_SURFACES:
+            raise ValidationFailed(fields={"surface": "unknown surface"})
+        if self.since and self.until and self.since > self.until:
+            raise ValidationFailed(fields={"until": "must not be before the start date"})
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    id: int
+    at: datetime
+    actor_login: str | None
+    surface: str
+    action: str
+    target_type: str | None
+    target_id: str | None
+    address: str | None
+    details: Mapping[str, Any]
+
+
+def _start_of(day: date) -> datetime:
+    return datetime.combine(day, time.min).replace(tzinfo=utc_now().tzinfo)
+
+
+def _filtered(query: _Q, wanted: AuditFilter) -> _Q:
+    if wanted.actor_login:
+        query = query.where(User.login == wanted.actor_login.strip())
+    if wanted.action:
+        query = query.where(AuditEvent.action == wanted.action.strip())
+    if wanted.surface:
+        query = query.where(AuditEvent.surface == wanted.surface)
+    if wanted.since:
+        query = query.where(AuditEvent.at >= _start_of(wanted.since))
+    if wanted.until:
+        query = query.where(AuditEvent.at < _start_of(wanted.until + timedelta(days=1)))
+    return query
+
+
+def _require_admin(actor: Actor) -> None:
+    if not actor.is_site_admin:
+        raise Forbidden("Only site administrators can read the audit trail.")
+
+
+async def search(
+    session: AsyncSession,
+    actor: Actor,
+    wanted: AuditFilter,
+    *,
+    limit: int = 100,
+    before_id: int | None = None,
+) -> list[AuditRow]:
+    """Newest first; ``before_id`` continues a previous page."""
+    _require_admin(actor)
+    query = (
+        select(AuditEvent, User.login)
+        .outerjoin(User, User.id == AuditEvent.actor_user_id)
+        .order_by(AuditEvent.id.desc())
+        .limit(max(1, min(limit, CSV_LIMIT)))
+    )
+    query = _filtered(query, wanted.checked())
+    if before_id is not None:
+        query = query.where(AuditEvent.id < before_id)
+    rows = (await session.execute(query)).all()
+    return [_row(row[0], row[1]) for row in rows]
+
+
+async def known_actions(session: AsyncSession, actor: Actor) -> list[str]:
+    _require_admin(actor)
+    result = await session.execute(select(AuditEvent.action).distinct().order_by(AuditEvent.action))
+    return list(result.scalars())
+
+
+def _row(event: AuditEvent, login: str | None) -> AuditRow:
+    return AuditRow(
+        id=event.id,
+        at=event.at,
+        actor_login=login,
+        surface=event.surface,
+        action=event.action,
+        target_type=event.target_type,
+        target_id=event.target_id,
+        address=event.address,
+        details=event.details or {},
+    )
+
+
+CSV_HEADER: Sequence[str] = (
+    "id",
+    "at",
+    "actor",
+    "surface",
+    "action",
+    "target_type",
+    "target_id",
+    "address",
+    "details",
+)
+
+
+def to_csv(rows: Iterable[AuditRow]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for row in rows:
+        details = ";".join(f"{key}={value}" for key, value in sorted(row.details.items()))
+        writer.writerow(
+            safe_cells(
+                [
+                    row.id,
+                    row.at.isoformat(),
+                    row.actor_login or "",
+                    row.surface,
+                    row.action,
+                    row.target_type or "",
+                    row.target_id or "",
+                    row.address or "",
+                    details,
+                ]
+            )
+        )
+    return buffer.getvalue()

@@ -1,0 +1,1 @@
+"""Usage accounting: ingestion from the scheduler, daily rollups, reports and efficiency."""
