@@ -67,7 +67,10 @@ class SlurmAdapter:
         try:
             answer = await self.rest.call("POST", "job/submit", as_user=as_user, body=body)
         except RestRequestFailed as exc:
-            raise exc.as_submit_error() from exc
+            # A held submission comes back as an "error" that still carries the job id.
+            if exc.status != 200 or not isinstance(exc.payload.get("job_id"), int):
+                raise exc.as_submit_error() from exc
+            answer = dict(exc.payload)
         job_id = answer.get("job_id")
         if not isinstance(job_id, int):
             raise SubmitRejected(RejectKind.OTHER, "slurmrestd returned no job id", str(answer))

@@ -29,6 +29,7 @@ SQUEUE_FIELDS: tuple[tuple[str, str], ...] = (
     ("raw_job_id", "JobID"),
     ("state", "State"),
     ("reason", "Reason"),
+    ("exit_status", "exit_code"),
     ("name", "Name"),
     ("user", "UserName"),
     ("account", "Account"),

@@ -98,6 +98,14 @@ def parse_exit_code(text: str | None) -> tuple[int | None, int | None]:
     return int(code), (sig or None)
 
 
+def decode_wait_status(status: int | None) -> tuple[int | None, int | None]:
+    """Split a raw wait status into (exit code, signal or None)."""
+    if status is None:
+        return None, None
+    signal = status & 0x7F
+    return (status >> 8) & 0xFF, (signal or None)
+
+
 def split_array_id(job_id: str) -> tuple[str | None, str | None]:
     """``12_3`` -> ("12", "3"); ``12_[4-9%2]`` -> ("12", "[4-9%2]"); plain ids -> (None, None)."""
     match = _ARRAY_ID.fullmatch(job_id)
@@ -165,14 +173,21 @@ def _squeue_job(row: Mapping[str, str]) -> JobInfo:
     job_id = row["job_id"]
     array_job_id, array_task_id = split_array_id(job_id)
     reason = _none(row["reason"])
+    state = state_from_slurm(row["state"], reason)
+    status = row["exit_status"]
+    exit_code, signal = (
+        decode_wait_status(int(status)) if state.is_terminal and status.isdigit() else (None, None)
+    )
     names = {"job_id": job_id, "name": row["name"], "user": row["user"]}
     return JobInfo(
         job_id=job_id,
         array_job_id=array_job_id,
         array_task_id=array_task_id,
-        state=state_from_slurm(row["state"], reason),
+        state=state,
         native_state=row["state"],
         reason=reason,
+        exit_code=exit_code,
+        signal=signal,
         submit_time=parse_time(row["submit_time"]),
         start_time=parse_time(row["start_time"]),
         end_time=parse_time(row["end_time"]),

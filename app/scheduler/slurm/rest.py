@@ -128,9 +128,15 @@ class RestTransport:
 class RestRequestFailed(SchedulerError):
     """slurmrestd answered with errors; ``errors`` holds its ``errors[]`` entries."""
 
-    def __init__(self, status: int, errors: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        status: int,
+        errors: Sequence[Mapping[str, Any]],
+        payload: Mapping[str, Any] | None = None,
+    ) -> None:
         self.status = status
         self.errors = errors
+        self.payload = payload or {}
         texts = rest_error_texts(errors)
         super().__init__("; ".join(texts) or f"slurmrestd returned HTTP {status}")
 
@@ -156,5 +162,5 @@ def _checked(response: httpx.Response) -> dict[str, Any]:
         raise SchedulerUnavailable(f"slurmrestd returned HTTP {response.status_code}")
     errors = [e for e in payload.get("errors", []) if isinstance(e, dict)]
     if response.status_code >= 400 or errors:
-        raise RestRequestFailed(response.status_code, errors)
+        raise RestRequestFailed(response.status_code, errors, payload)
     return payload

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from app.scheduler.slurm.parsing import expand_output_path, parse_tres
+from app.scheduler.slurm.parsing import decode_wait_status, expand_output_path, parse_tres
 from app.scheduler.states import JobState, state_from_slurm
 from app.scheduler.types import JobInfo, JobSpec, Tres
 
@@ -33,14 +33,6 @@ def _text(value: Any) -> str | None:
         return None
     text = str(value)
     return None if text in ("", "None") else text
-
-
-def decode_wait_status(status: int | None) -> tuple[int | None, int | None]:
-    """Split a raw wait status into (exit code, signal or None)."""
-    if status is None:
-        return None, None
-    signal = status & 0x7F
-    return (status >> 8) & 0xFF, (signal or None)
 
 
 def _v38_ids(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:

@@ -135,6 +135,14 @@ def test_squeue_active_snapshot(recorded) -> None:
     assert running.start_time is not None and running.nodes
 
 
+def test_squeue_finished_jobs_carry_exit_code_and_signal(recorded) -> None:
+    jobs = by_id(parsing.parse_squeue(recorded.text("squeue-finished.txt")))
+    failed = jobs[recorded.jobs["exit3"]]
+    assert (failed.state, failed.exit_code, failed.signal) == (JobState.FAILED, 3, None)
+    cancelled = jobs[recorded.jobs["cancelled"]]
+    assert cancelled.state is JobState.CANCELLED and cancelled.signal is not None
+
+
 def test_squeue_pending_array_is_one_record(recorded) -> None:
     jobs = by_id(parsing.parse_squeue(recorded.text("squeue-active.txt")))
     pending = jobs[f"{recorded.jobs['held_array']}_[0-9%2]"]
@@ -160,6 +168,7 @@ def test_squeue_and_rest_agree_on_finished_jobs(recorded) -> None:
             b.name,
         )
         assert a.submit_time == b.submit_time
+        assert (a.exit_code, a.signal) == (b.exit_code, b.signal)
         assert a.stdout_path == b.stdout_path
 
 

@@ -1,0 +1,200 @@
+"""One contract for every SchedulerAdapter, proven on the real Slurm cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.errors import PermissionDenied, PreflightFailed, RejectKind, SubmitRejected
+from app.scheduler.states import JobState
+from app.scheduler.types import JobSpec
+
+pytestmark = pytest.mark.slurm
+
+ALICE = "alice"
+
+
+def spec(run_dir: str, body: str, **changes: object) -> JobSpec:
+    fields: dict[str, object] = {
+        "script": f"#!/bin/bash\n{body}\n",
+        "name": "contract",
+        "account": "physics",
+        "time_limit": 5,
+        "working_dir": "/home/alice",
+        "stdout": f"{run_dir}/%x-%j.out",
+    }
+    fields.update(changes)
+    return JobSpec(**fields)  # type: ignore[arg-type]
+
+
+def only(records):
+    assert len(records) == 1, records
+    return records[0]
+
+
+async def submit(adapter, cleanup, job_spec, user=ALICE):
+    await adapter.preflight(job_spec, user)
+    job_id = await adapter.submit(job_spec, user)
+    cleanup.append((adapter, job_id, user))
+    return job_id
+
+
+async def test_job_runs_as_the_submitting_user_and_output_reads_back(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    tag = str(uuid.uuid4())
+    job_id = await submit(adapter, cleanup, spec(run_dir, "id -un; echo done", comment=tag))
+    queued = only(await wait_for(adapter, job_id, lambda r: True))
+    assert queued.comment == tag or queued.state.is_terminal
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert (job.state, job.exit_code, job.user) == (JobState.COMPLETED, 0, ALICE)
+    chunk = await adapter.read_file(f"{run_dir}/contract-{job_id}.out", 0, 4096, ALICE)
+    assert chunk.data == b"alice\ndone\n"
+    assert chunk.eof and chunk.size == len(chunk.data)
+
+
+async def test_pending_running_and_completed_are_observed(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_id = await submit(adapter, cleanup, spec(run_dir, "sleep 6", hold=True))
+    held = only(await wait_for(adapter, job_id, lambda r: True))
+    assert held.state is JobState.QUEUED_HELD
+    await adapter.release([job_id], ALICE)
+    await wait_for(adapter, job_id, lambda r: r[0].state is JobState.RUNNING)
+    done = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert done.state is JobState.COMPLETED
+    assert done.start_time is not None and done.end_time is not None
+    assert done.start_time <= done.end_time
+
+
+async def test_exit_3_is_failed_with_exit_code_3(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_id = await submit(adapter, cleanup, spec(run_dir, "echo failing; exit 3"))
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert (job.state, job.exit_code, job.signal) == (JobState.FAILED, 3, None)
+    from_queue = [j for j in await adapter.queue() if j.job_id == job_id]
+    assert [(j.state, j.exit_code) for j in from_queue] in ([], [(JobState.FAILED, 3)])
+
+
+async def test_cancel_gives_cancelled(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_id = await submit(adapter, cleanup, spec(run_dir, "sleep 120"))
+    await wait_for(adapter, job_id, lambda r: r[0].state is JobState.RUNNING)
+    await adapter.cancel([job_id], ALICE)
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert job.state is JobState.CANCELLED
+
+
+async def test_array_tasks_have_their_own_states(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    body = 'echo "task $SLURM_ARRAY_TASK_ID"; [ "$SLURM_ARRAY_TASK_ID" != 2 ] || exit 3'
+    job_spec = spec(run_dir, body, array="1-3", stdout=f"{run_dir}/%A_%a.out")
+    job_id = await submit(adapter, cleanup, job_spec)
+
+    def all_done(records):
+        tasks = [r for r in records if r.array_task_id in {"1", "2", "3"}]
+        return len(tasks) == 3 and all(r.state.is_terminal for r in tasks)
+
+    records = await wait_for(adapter, job_id, all_done, deadline=90)
+    by_task = {r.array_task_id: r for r in records if r.array_job_id == job_id}
+    assert by_task["1"].state is JobState.COMPLETED
+    assert (by_task["2"].state, by_task["2"].exit_code) == (JobState.FAILED, 3)
+    assert by_task["3"].state is JobState.COMPLETED
+    chunk = await adapter.read_file(f"{run_dir}/{job_id}_3.out", 0, 100, ALICE)
+    assert chunk.data == b"task 3\n"
+
+
+async def test_preflight_creates_a_missing_log_directory(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_spec = spec(run_dir, "echo made it", stdout=f"{run_dir}/deep/er/out-%j.txt")
+    job_id = await submit(adapter, cleanup, job_spec)
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert job.state is JobState.COMPLETED
+    chunk = await adapter.read_file(f"{run_dir}/deep/er/out-{job_id}.txt", 0, 100, ALICE)
+    assert chunk.data == b"made it\n"
+
+
+async def test_preflight_reports_an_unwritable_log_directory(adapter: SchedulerAdapter) -> None:
+    job_spec = spec("/home/bob/not-for-alice", "true")
+    with pytest.raises(PreflightFailed) as info:
+        await adapter.preflight(job_spec, ALICE)
+    assert [field for field, _ in info.value.problems] == ["stdout"]
+    assert "/home/bob/not-for-alice" in info.value.problems[0][1]
+
+
+async def test_preflight_reports_a_time_limit_above_the_partition_maximum(
+    adapter: SchedulerAdapter, run_dir
+) -> None:
+    job_spec = spec(run_dir, "true", partition="debug", time_limit=120)
+    with pytest.raises(PreflightFailed) as info:
+        await adapter.preflight(job_spec, ALICE)
+    assert ("time_limit", "partition debug allows at most 01:00:00") in info.value.problems
+
+
+async def test_other_user_cannot_cancel_the_job(any_adapter: SchedulerAdapter, cleanup) -> None:
+    job_spec = spec("/home/alice/portal-contract", "sleep 1", hold=True)
+    job_id = await submit(any_adapter, cleanup, job_spec)
+    with pytest.raises(PermissionDenied) as info:
+        await any_adapter.cancel([job_id], "bob")
+    assert "own jobs" in str(info.value) or "another user" in str(info.value)
+    await any_adapter.cancel([job_id], ALICE)
+
+
+async def test_invalid_account_is_rejected_in_plain_language(
+    any_adapter: SchedulerAdapter,
+) -> None:
+    job_spec = JobSpec(script="#!/bin/bash\ntrue\n", name="x", account="physics")
+    with pytest.raises(SubmitRejected) as info:
+        await any_adapter.submit(job_spec, "bob")
+    assert info.value.kind is RejectKind.INVALID_ACCOUNT
+    assert "account" in info.value.message and "error" not in info.value.message
+
+
+async def test_partitions_associations_and_ping(any_adapter: SchedulerAdapter) -> None:
+    names = {p.name: p for p in await any_adapter.partitions()}
+    assert names["debug"].is_default
+    assert [a.account for a in await any_adapter.associations(ALICE)] == ["physics"]
+    assert (await any_adapter.ping()).is_up
+
+
+@pytest.fixture(scope="module")
+async def timeout_job(ssh_adapter: SchedulerAdapter) -> AsyncIterator[str]:
+    # One job serves every transport: the node has two CPUs and this one holds one of
+    # them for over a minute, because Slurm rounds time limits up to whole minutes.
+    job_spec = spec("/home/alice/portal-contract", "sleep 300", time_limit=1, name="timeout")
+    job_id = await ssh_adapter.submit(job_spec, ALICE)
+    yield job_id
+    await ssh_adapter.cancel([job_id], ALICE)
+
+
+@pytest.mark.slow
+async def test_time_limit_gives_timeout(
+    adapter: SchedulerAdapter, timeout_job: str, wait_for
+) -> None:
+    job = only(await wait_for(adapter, timeout_job, lambda r: r[0].state.is_terminal, 200))
+    assert job.state is JobState.TIMEOUT
+    assert job.elapsed_seconds is not None and job.elapsed_seconds >= 60
+
+
+async def test_follow_yields_appended_output(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_spec = spec(run_dir, "for i in 1 2 3; do echo line$i; sleep 1; done")
+    job_id = await submit(adapter, cleanup, job_spec)
+    await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal)
+    stream = adapter.follow(f"{run_dir}/contract-{job_id}.out", ALICE, interval=0.2)
+    received = b""
+    async with asyncio.timeout(10):
+        async for piece in stream:
+            received += piece
+            if received.count(b"\n") == 3:
+                break
+    assert received == b"line1\nline2\nline3\n"
