@@ -83,7 +83,8 @@ def csrf_from(html: str) -> str:
 
 
 async def sign_in(client: httpx.AsyncClient, login: str, password: str = "secret-pass") -> str:
-    """Signs in through the form; returns the session's CSRF token."""
+    """Signs in through the form (as a fresh browser); returns the session's CSRF token."""
+    client.cookies.clear()
     form = await client.get("/signin")
     response = await client.post(
         "/signin",
