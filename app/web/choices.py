@@ -29,7 +29,9 @@ def scheduler_for(request: Request, cluster: str) -> SchedulerAdapter | None:
 
 
 async def actor_projects(session: AsyncSession, actor: Actor) -> list[Project]:
-    return [view.project for view in await projects.list_for_actor(session, actor)]
+    """Projects the actor may charge: memberships only, even for site administrators."""
+    views = await projects.list_for_actor(session, actor)
+    return [view.project for view in views if actor.is_member_of(view.project.id)]
 
 
 async def context_for(
