@@ -21,6 +21,8 @@ from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
 from app.security import SecurityHeadersMiddleware
 from app.templating import render
+from app.web import dashboard, logs_stream
+from app.web import jobs as job_pages
 from app.web.router import router as web_router
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -50,6 +52,8 @@ def include_routers(app: FastAPI) -> None:
     api.install(app)
     app.include_router(pages)
     app.include_router(web_router)
+    for router in (job_pages.router, job_pages.actions, logs_stream.router, dashboard.router):
+        app.include_router(router)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

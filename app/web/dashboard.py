@@ -1,0 +1,269 @@
+"""The dashboard, and the job-list read model it shares with the job history page.
+
+Job lists are one query per page: visible jobs (``jobs.repository``) narrowed by the
+filters, keyset-paged on the primary key, with the project name joined in and array tasks
+counted per parent in correlated sub-queries, so nothing is loaded row by row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlalchemy import Select, and_, case, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from app.deps import SessionDep
+from app.jobs import repository, states
+from app.jobs.repository import JobFilters
+from app.models import ClusterStatus, Job, JobTemplate, Project, TemplateVersion, User
+from app.models.jobs import JOB_STATES
+from app.web import jobs_fragments as view
+from app.web.auth import CurrentUser, WebContextDep
+from app.web.views import page
+
+PAGE_SIZE = 50
+RECENT_JOBS = 10
+QUICK_LINKS = 5
+# A cluster not heard from for this many poll intervals is shown as unreachable.
+STALE_POLLS = 3
+
+router = APIRouter(include_in_schema=False)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryFilters:
+    state: str | None = None
+    project_id: int | None = None
+    cluster: str | None = None
+    template_id: int | None = None
+    since: date | None = None
+    until: date | None = None
+    text: str = ""
+    mine_only: bool = False
+    active_only: bool = False
+
+    def query_string(self) -> str:
+        pairs = {
+            "state": self.state,
+            "project": self.project_id,
+            "cluster": self.cluster,
+            "template": self.template_id,
+            "since": self.since,
+            "until": self.until,
+            "q": self.text or None,
+        }
+        return "&".join(f"{k}={v}" for k, v in pairs.items() if v is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    id: int
+    name: str
+    slurm_id: str
+    badge: view.StateBadge
+    project: str
+    cluster: str
+    submitted: str
+    elapsed: str
+    tasks: str | None
+
+
+_task = aliased(Job)
+_RUNNING = ("running", "completing")
+
+
+def _task_count(*conditions: Any) -> Any:
+    counted = select(func.count()).where(_task.array_parent_id == Job.id, *conditions)
+    # Only array parents pay for the count; PostgreSQL skips the sub-plan otherwise.
+    return case((Job.array_spec.is_not(None), counted.scalar_subquery()), else_=None)
+
+
+def _narrow(query: Select[Any], filters: HistoryFilters) -> Select[Any]:
+    if filters.template_id is not None:
+        versions = select(TemplateVersion.id).where(
+            TemplateVersion.template_id == filters.template_id
+        )
+        query = query.where(Job.template_version_id.in_(versions))
+    if filters.since is not None:
+        query = query.where(Job.created_at >= datetime.combine(filters.since, time(), UTC))
+    if filters.until is not None:
+        end = datetime.combine(filters.until + timedelta(days=1), time(), UTC)
+        query = query.where(Job.created_at < end)
+    text = filters.text.strip()
+    if text:
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(
+            or_(
+                Job.name.ilike(f"%{escaped}%", escape="\\"),
+                Job.slurm_job_id == text,
+                Job.slurm_job_id.like(f"{escaped}\\_%", escape="\\"),
+            )
+        )
+    return query
+
+
+def _row(job: Job, project: str, counts: tuple[int | None, ...]) -> JobRow:
+    total, running, completed, ended = counts
+    tasks = None
+    if total:
+        failed = (ended or 0) - (completed or 0)
+        waiting = total - (ended or 0) - (running or 0)
+        tasks = (
+            f"{total} tasks: {completed or 0} completed, {running or 0} running, "
+            f"{waiting} waiting, {failed} failed or cancelled"
+        )
+    return JobRow(
+        id=job.id,
+        name=job.name,
+        slurm_id=job.slurm_job_id or "—",
+        badge=view.state_badge(job.state),
+        project=project,
+        cluster=job.cluster,
+        submitted=view.format_time(job.submitted_at or job.created_at),
+        elapsed=view.format_seconds(job.elapsed_seconds),
+        tasks=tasks,
+    )
+
+
+def _split(values: tuple[Any, ...]) -> tuple[Job, str, tuple[int | None, ...]]:
+    return values[0], values[1], values[2:]
+
+
+async def history_page(
+    session: AsyncSession,
+    user: User,
+    filters: HistoryFilters,
+    before: int | None,
+    limit: int = PAGE_SIZE,
+) -> tuple[list[JobRow], int | None]:
+    """One page of visible jobs, newest first, in a single query; array tasks folded in."""
+    member_of = await repository.list_member_project_ids(session, user.id)
+    query = repository.visible_jobs_query(user.id, user.is_site_admin, member_of)
+    wanted: tuple[str, ...] = (filters.state,) if filters.state else ()
+    if filters.active_only:
+        wanted = tuple(sorted(states.ACTIVE_STATES))
+    base = JobFilters(
+        states=wanted,
+        project_id=filters.project_id,
+        cluster=filters.cluster,
+        owner_user_id=user.id if filters.mine_only else None,
+    )
+    query = _narrow(repository.apply_filters(query, base), filters)
+    if before is not None:
+        query = query.where(Job.id < before)
+    query = query.join(Project, Project.id == Job.project_id).add_columns(
+        Project.name,
+        _task_count(),
+        _task_count(_task.state.in_(_RUNNING)),
+        _task_count(_task.state == "completed"),
+        _task_count(_task.state.in_(states.TERMINAL_STATES)),
+    )
+    result = await session.execute(query.order_by(Job.id.desc()).limit(limit + 1))
+    rows = [_row(*_split(tuple(r))) for r in result.all()]
+    has_more = len(rows) > limit
+    return rows[:limit], rows[limit - 1].id if has_more else None
+
+
+async def filter_choices(session: AsyncSession, user: User) -> dict[str, Any]:
+    member_of = await repository.list_member_project_ids(session, user.id)
+    projects = select(Project.id, Project.name).order_by(Project.name)
+    templates = select(JobTemplate.id, JobTemplate.name).order_by(JobTemplate.name)
+    if not user.is_site_admin:
+        projects = projects.where(Project.id.in_(member_of))
+        templates = templates.where(
+            or_(
+                JobTemplate.owner_user_id == user.id,
+                JobTemplate.scope == "site",
+                and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(member_of)),
+            )
+        )
+    return {
+        "states": [(s, view.state_badge(s).label) for s in JOB_STATES],
+        "projects": (await session.execute(projects)).all(),
+        "templates": (await session.execute(templates)).all(),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateLink:
+    id: int
+    name: str
+    uses: int
+
+
+async def template_links(session: AsyncSession, user: User) -> dict[str, list[TemplateLink]]:
+    """The templates the user submitted from most recently and most often."""
+    uses = func.count(Job.id).label("uses")
+    last = func.max(Job.id).label("last")
+    query = (
+        select(JobTemplate.id, JobTemplate.name, uses, last)
+        .join(TemplateVersion, TemplateVersion.template_id == JobTemplate.id)
+        .join(Job, Job.template_version_id == TemplateVersion.id)
+        .where(Job.owner_user_id == user.id, JobTemplate.is_archived.is_(False))
+        .group_by(JobTemplate.id, JobTemplate.name)
+    )
+    rows = (await session.execute(query)).all()
+    links = [TemplateLink(r.id, r.name, r.uses) for r in rows]
+    by_last = {r.id: r.last for r in rows}
+    recent = sorted(links, key=lambda t: by_last[t.id], reverse=True)[:QUICK_LINKS]
+    frequent = sorted(links, key=lambda t: (-t.uses, t.name))[:QUICK_LINKS]
+    return {"recent": recent, "frequent": frequent}
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    name: str
+    is_reachable: bool
+    status: str
+    last_contact: str
+    last_error: str | None
+
+
+def _cluster_view(name: str, row: ClusterStatus | None, poll_interval: float) -> ClusterView:
+    if row is None or row.last_contact_at is None:
+        return ClusterView(name, False, "Not contacted yet", "never", None)
+    age = (datetime.now(UTC) - row.last_contact_at).total_seconds()
+    is_reachable = row.consecutive_failures == 0 and age <= poll_interval * STALE_POLLS
+    status = "Reachable" if is_reachable else "Unreachable"
+    return ClusterView(
+        name, is_reachable, status, view.format_time(row.last_contact_at), row.last_error
+    )
+
+
+async def cluster_views(
+    session: AsyncSession, configured: list[str], poll_interval: float
+) -> list[ClusterView]:
+    rows = {row.cluster: row for row in await session.scalars(select(ClusterStatus))}
+    names = sorted(set(configured) | set(rows))
+    return [_cluster_view(name, rows.get(name), poll_interval) for name in names]
+
+
+@router.get("/dashboard", name="dashboard")
+async def dashboard(
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep
+) -> Response:
+    user = await session.get(User, actor.user_id)
+    assert user is not None, "a signed-in actor always has a user row"
+    running, _ = await history_page(
+        session, user, HistoryFilters(mine_only=True, active_only=True), None
+    )
+    recent, _ = await history_page(session, user, HistoryFilters(mine_only=True), None, RECENT_JOBS)
+    settings = request.app.state.settings
+    context = {
+        "user": user,
+        "running": running,
+        "recent": recent,
+        "polls": any(not row.badge.is_terminal for row in [*running, *recent]),
+        "poll_trigger": "every 3s",
+        "templates": await template_links(session, user),
+        "clusters": await cluster_views(
+            session, list(request.app.state.clusters), settings.poll_interval
+        ),
+    }
+    block = "dashboard_jobs" if request.query_params.get("fragment") == "jobs" else None
+    return page(request, web, "dashboard/index.html", context, block=block)

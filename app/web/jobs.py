@@ -1,0 +1,366 @@
+"""Job history and job detail pages, the fragments that refresh them, and job actions.
+
+A page and the fragment that refreshes it are the same template: the fragment routes render
+only its named block. A block polls itself while anything in it can still change and is
+re-rendered without ``hx-trigger`` once everything in it has ended, which stops the polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.deps import SessionDep
+from app.errors import ValidationFailed
+from app.job_templates.values import format_duration, format_memory, parse_duration, parse_memory
+from app.jobs import repository, states
+from app.jobs import service as jobs
+from app.jobs.service import JobService
+from app.models import User
+from app.models.jobs import JOB_STATES
+from app.scheduler.errors import SchedulerError
+from app.scheduler.registry import SchedulerRegistry
+from app.templating import TEMPLATES_DIR, is_htmx
+from app.users.actor import Actor
+from app.web import jobs_fragments as view
+from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
+from app.web.dashboard import HistoryFilters, filter_choices, history_page
+from app.web.views import page, redirect
+
+POLL_EVERY = "every 3s"
+ActionName = Literal["cancel", "hold", "release"]
+
+router = APIRouter(include_in_schema=False)
+actions = csrf_protected_router()
+STYLESHEET = TEMPLATES_DIR / "jobs" / "jobs.css"
+
+
+# Registered first: "/jobs/assets/..." must not be read as a job id.
+@router.get("/jobs/assets/jobs.css", name="jobs_stylesheet")
+async def stylesheet() -> Response:
+    """The job pages' stylesheet, kept next to the templates that use its classes."""
+    css = await asyncio.to_thread(STYLESHEET.read_text, encoding="utf-8")
+    return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=300"})
+
+
+def get_registry(request: Request) -> SchedulerRegistry:
+    """The app's scheduler registry, created on first use if start-up did not make one."""
+    state = request.app.state
+    if getattr(state, "schedulers", None) is None:
+        state.schedulers = SchedulerRegistry(state.clusters)
+    registry: SchedulerRegistry = state.schedulers
+    return registry
+
+
+def get_job_service(request: Request) -> JobService:
+    state = request.app.state
+    if getattr(state, "job_service", None) is None:
+        roots = {name: config.log_roots for name, config in state.clusters.items()}
+        state.job_service = JobService(state.sessionmaker, get_registry(request), roots)
+    service: JobService = state.job_service
+    return service
+
+
+JobServiceDep = Annotated[JobService, Depends(get_job_service)]
+
+
+async def load_user(session: AsyncSession, actor: Actor) -> User:
+    user = await session.get(User, actor.user_id)
+    assert user is not None, "a signed-in actor always has a user row"
+    return user
+
+
+def _parse_filters(
+    state: str | None = None,
+    project: str | None = None,
+    cluster: str | None = None,
+    template: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    q: str | None = None,
+) -> HistoryFilters:
+    # Empty form fields arrive as "", which means "any" rather than an error.
+    def number(value: str | None) -> int | None:
+        return int(value) if value and value.isdigit() else None
+
+    def day(value: str | None) -> date | None:
+        try:
+            return date.fromisoformat(value) if value else None
+        except ValueError:
+            return None
+
+    return HistoryFilters(
+        state=state if state in JOB_STATES else None,
+        project_id=number(project),
+        cluster=cluster or None,
+        template_id=number(template),
+        since=day(since),
+        until=day(until),
+        text=(q or "")[:200],
+    )
+
+
+FiltersDep = Annotated[HistoryFilters, Depends(_parse_filters)]
+BeforeDep = Annotated[int | None, Query(ge=1)]
+
+
+async def _history_context(
+    session: AsyncSession, actor: Actor, filters: HistoryFilters, before: int | None
+) -> dict[str, Any]:
+    user = await load_user(session, actor)
+    rows, next_before = await history_page(session, user, filters, before)
+    query = filters.query_string()
+    page = f"before={before}" if before else ""
+    return {
+        "rows": rows,
+        "filters": filters,
+        "next_url": f"/jobs?{'&'.join(p for p in (query, f'before={next_before}') if p)}"
+        if next_before
+        else None,
+        "refresh_url": f"/jobs/rows?{'&'.join(p for p in (query, page) if p)}",
+        "polls": any(not row.badge.is_terminal for row in rows),
+        "poll_trigger": POLL_EVERY,
+        "user": user,
+        "is_paged": before is not None,
+        "first_url": f"/jobs?{query}" if query else "/jobs",
+    }
+
+
+@router.get("/jobs", name="job_history")
+async def job_history(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    filters: FiltersDep,
+    before: BeforeDep = None,
+) -> Response:
+    context = await _history_context(session, actor, filters, before)
+    context.update(await filter_choices(session, context["user"]))
+    return page(request, web, "jobs/list.html", context)
+
+
+@router.get("/jobs/rows", name="job_history_rows")
+async def job_history_rows(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    filters: FiltersDep,
+    before: BeforeDep = None,
+) -> Response:
+    context = await _history_context(session, actor, filters, before)
+    return page(request, web, "jobs/list.html", context, block="results")
+
+
+# --- job detail and actions --------------------------------------------------------------
+
+
+def _more_label(suggestion: view.Suggestion | None) -> str | None:
+    if suggestion is None:
+        return None
+    return "memory" if suggestion.field == "memory_mb" else "time"
+
+
+async def _detail_context(
+    session: AsyncSession, actor: Actor, job_id: int, csrf_token: str
+) -> dict[str, Any]:
+    user = await load_user(session, actor)
+    job = await jobs.get_job(session, user, job_id)
+    events = await repository.list_events_for_job(session, job.id)
+    project = await repository.get_project(session, job.project_id)
+    badge = view.state_badge(job.state)
+    return {
+        "job": job,
+        "project_name": project.name if project else "",
+        "badge": badge,
+        "timeline": view.timeline(events),
+        "usage": view.usage(job),
+        "pending_reason": view.pending_reason(job),
+        "end_explanation": view.end_explanation(job),
+        "needs_more": _more_label(view.more_resources(job, None)),
+        "can_cancel": states.can_cancel(job.state),
+        "can_hold": states.can_hold(job.state),
+        "can_release": states.can_release(job.state),
+        "is_live": not badge.is_terminal,
+        "poll_trigger": POLL_EVERY,
+        "csrf_token": csrf_token,
+        "streams": ("stdout", "stderr"),
+        "submitted": view.format_time(job.submitted_at or job.created_at),
+        "started": view.format_time(job.started_at),
+        "ended": view.format_time(job.ended_at),
+    }
+
+
+@router.get("/jobs/{job_id}", name="job_detail")
+async def job_detail(
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: int
+) -> Response:
+    context = await _detail_context(session, actor, job_id, web.csrf_token)
+    return page(request, web, "jobs/detail.html", context)
+
+
+@router.get("/jobs/{job_id}/status", name="job_status")
+async def job_status(
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: int
+) -> Response:
+    context = await _detail_context(session, actor, job_id, web.csrf_token)
+    return page(request, web, "jobs/detail.html", context, block="job_status")
+
+
+async def _partition_max_minutes(registry: SchedulerRegistry, job: Any) -> int | None:
+    try:
+        partitions = await registry.get(job.cluster).partitions()
+    except SchedulerError:
+        return None
+    chosen = next(
+        (p for p in partitions if p.name == job.partition or (not job.partition and p.is_default)),
+        None,
+    )
+    if chosen is None or chosen.max_time is None:
+        return None
+    return int(chosen.max_time.total_seconds()) // 60
+
+
+def _resubmit_values(job: Any, suggestion: view.Suggestion | None) -> dict[str, str]:
+    values = {
+        "name": job.name,
+        "time_limit": format_duration(job.time_limit_minutes) if job.time_limit_minutes else "",
+        "memory": format_memory(job.memory_mb) if job.memory_mb else "",
+        "cpus": str(job.cpus or ""),
+    }
+    if suggestion is not None and suggestion.field == "memory_mb":
+        values["memory"] = format_memory(suggestion.value)
+    if suggestion is not None and suggestion.field == "time_limit_minutes":
+        values["time_limit"] = format_duration(suggestion.value)
+    return values
+
+
+@router.get("/jobs/{job_id}/resubmit", name="job_resubmit_form")
+async def resubmit_form(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    job_id: int,
+) -> Response:
+    """A submit form pre-filled from the job; more memory or time if that is what it lacked."""
+    user = await load_user(session, actor)
+    job = await jobs.get_job(session, user, job_id)
+    # The read is done; end its transaction before asking the cluster for partition limits.
+    await session.commit()
+    limit = await _partition_max_minutes(get_registry(request), job)
+    suggestion = view.more_resources(job, limit)
+    context = {
+        "job": job,
+        "suggestion": suggestion,
+        "values": _resubmit_values(job, suggestion),
+        "errors": {},
+        "csrf_token": web.csrf_token,
+    }
+    return page(request, web, "jobs/resubmit.html", context)
+
+
+def _edits(name: str, time_limit: str, memory: str, cpus: str) -> dict[str, Any]:
+    edits: dict[str, Any] = {"name": name.strip()}
+    errors: dict[str, str] = {}
+    parsers: dict[str, tuple[str, str, Any]] = {
+        "time_limit": ("time_limit_minutes", time_limit, parse_duration),
+        "memory": ("memory_mb", memory, parse_memory),
+        "cpus": ("cpus_per_task", cpus, int),
+    }
+    for field, (target, raw, parse) in parsers.items():
+        if not raw.strip():
+            continue
+        try:
+            edits[target] = parse(raw.strip())
+        except ValueError as error:
+            errors[field] = str(error) if field != "cpus" else "enter a whole number"
+    if errors:
+        raise ValidationFailed("Some values are not valid.", fields=errors)
+    return edits
+
+
+@actions.post("/jobs/{job_id}/resubmit", name="job_resubmit")
+async def resubmit(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    service: JobServiceDep,
+    job_id: int,
+    name: Annotated[str, Form(max_length=200)],
+    time_limit: Annotated[str, Form(max_length=32)] = "",
+    memory: Annotated[str, Form(max_length=32)] = "",
+    cpus: Annotated[str, Form(max_length=8)] = "",
+) -> Response:
+    user = await load_user(session, actor)
+    job = await jobs.get_job(session, user, job_id)
+    await session.commit()
+    try:
+        new_job = await service.resubmit(user, job_id, _edits(name, time_limit, memory, cpus))
+    except ValidationFailed as error:
+        values = {"name": name, "time_limit": time_limit, "memory": memory, "cpus": cpus}
+        context = {
+            "job": job,
+            "suggestion": None,
+            "values": values,
+            "errors": error.fields or {"submission": error.detail},
+            "csrf_token": web.csrf_token,
+        }
+        return page(request, web, "jobs/resubmit.html", context, status_code=422)
+    return redirect(request, f"/jobs/{new_job.id}")
+
+
+_CONFIRM = {
+    "cancel": ("Cancel job", "The job stops and cannot be resumed."),
+    "hold": ("Hold job", "The job stays in the queue but will not start until released."),
+    "release": ("Release job", "The job may start as soon as resources allow."),
+}
+
+
+@router.get("/jobs/{job_id}/{action}", name="job_action_confirm")
+async def confirm_action(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    job_id: int,
+    action: ActionName,
+) -> Response:
+    context = await _detail_context(session, actor, job_id, web.csrf_token)
+    title, consequence = _CONFIRM[action]
+    context.update(action=action, title=title, consequence=consequence)
+    return page(request, web, "jobs/confirm.html", context)
+
+
+@actions.post("/jobs/{job_id}/{action}", name="job_action")
+async def run_action(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    service: JobServiceDep,
+    job_id: int,
+    action: ActionName,
+) -> Response:
+    """Ask the cluster; the new state shows up once the poller has seen Slurm's answer."""
+    user = await load_user(session, actor)
+    await getattr(service, action)(user, job_id)
+    if not is_htmx(request):
+        return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)
+    context = await _detail_context(session, actor, job_id, web.csrf_token)
+    context["notice"] = _DONE[action]
+    return page(request, web, "jobs/detail.html", context, block="job_status")
+
+
+_DONE = {
+    "cancel": "Cancellation requested. The state changes as soon as the cluster confirms.",
+    "hold": "Hold requested.",
+    "release": "Release requested.",
+}

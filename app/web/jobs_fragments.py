@@ -1,0 +1,260 @@
+"""Jobs as view-ready values: state badges, plain-word reasons, usage and end explanations.
+
+Templates only print these values; every comparison with a raw Slurm string happens here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from app.jobs import states
+from app.models import Job, JobEvent
+
+_STATE_LABELS = {
+    "submitting": "Submitting",
+    "submit_failed": "Submission failed",
+    "pending": "Pending",
+    "held": "Held",
+    "running": "Running",
+    "suspended": "Suspended",
+    "completing": "Finishing",
+    "completed": "Completed",
+    "failed": "Failed",
+    "cancelled": "Cancelled",
+    "timeout": "Out of time",
+    "out_of_memory": "Out of memory",
+    "node_fail": "Node failed",
+    "preempted": "Preempted",
+    "boot_fail": "Node did not boot",
+    "deadline": "Missed deadline",
+    "undetermined": "Unknown",
+}
+_TONES = {
+    "pending": "waiting",
+    "held": "waiting",
+    "submitting": "waiting",
+    "running": "active",
+    "completing": "active",
+    "suspended": "waiting",
+    "completed": "ok",
+    "cancelled": "neutral",
+    "undetermined": "neutral",
+}
+
+PENDING_REASONS = {
+    "None": "Just submitted; the scheduler has not looked at it yet.",
+    "Resources": "Waiting for enough free CPUs, memory or GPUs to become available.",
+    "Priority": "Other jobs with a higher priority are ahead of it in the queue.",
+    "JobHeldUser": "On hold by its owner or a manager. Release it to let it start.",
+    "JobHeldAdmin": "On hold by a cluster administrator.",
+    "AssocGrpCpuLimit": "The project is already using all the CPUs it may use at once; "
+    "it starts when some of the project's other jobs finish.",
+    "AssocGrpMemLimit": "The project is already using all the memory it may use at once.",
+    "AssocGrpGRES": "The project is already using all the GPUs it may use at once.",
+    "AssocGrpJobsLimit": "The project has as many running jobs as it is allowed.",
+    "AssocMaxJobsLimit": "You have as many running jobs as you are allowed.",
+    "QOSMaxWallDurationPerJobLimit": "The time limit is longer than this quality of service "
+    "allows, so the job will never start. Cancel it and submit with a shorter time limit.",
+    "PartitionTimeLimit": "The time limit is longer than the partition allows, so the job "
+    "will never start. Cancel it and submit with a shorter time limit.",
+    "QOSMaxCpuPerUserLimit": "You are already using all the CPUs this quality of service "
+    "allows per user.",
+    "QOSGrpCpuLimit": "Everyone using this quality of service together has reached its CPU limit.",
+    "ReqNodeNotAvail": "A node the job needs is unavailable (down, drained or reserved).",
+    "Dependency": "Waiting for the jobs it depends on to finish.",
+    "DependencyNeverSatisfied": "A job it depends on ended in a way that means this job can "
+    "never start. Cancel it.",
+    "BeginTime": "It was asked to start later and that time has not come yet.",
+    "Reservation": "Waiting for its reservation to start.",
+    "PartitionDown": "The partition is down; it starts when an administrator brings it back.",
+    "NodeDown": "A node it needs is down.",
+    "InvalidAccount": "The account is not valid on this cluster; cancel and resubmit.",
+    "InvalidQOS": "The quality of service is not valid; cancel and resubmit.",
+    "BadConstraints": "No node matches the constraints it asks for.",
+}
+_SIGNALS = {
+    6: "it aborted (SIGABRT)",
+    9: "it was killed (SIGKILL)",
+    11: "it crashed with a segmentation fault (SIGSEGV)",
+    15: "it was asked to stop (SIGTERM)",
+}
+_EXIT_CODES = {
+    126: "a command in the script could not be executed (permission denied)",
+    127: "a command in the script was not found",
+}
+MEMORY_KILL_SHARE = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class StateBadge:
+    state: str
+    label: str
+    tone: str
+    is_terminal: bool
+
+
+def state_badge(state: str) -> StateBadge:
+    tone = _TONES.get(state, "bad")
+    label = _STATE_LABELS.get(state, state.replace("_", " ").capitalize())
+    return StateBadge(state, label, tone, states.is_terminal(state))
+
+
+def format_seconds(seconds: int | None) -> str:
+    if seconds is None:
+        return "—"
+    days, rest = divmod(int(seconds), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    clock = f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{days}-{clock}" if days else clock
+
+
+def format_mb(megabytes: float | None) -> str:
+    if megabytes is None:
+        return "—"
+    if megabytes >= 1024:
+        return f"{megabytes / 1024:.1f} GB"
+    return f"{megabytes:.0f} MB"
+
+
+def format_time(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
+
+
+def pending_reason(job: Job) -> str | None:
+    """The reason a queued job is not running yet, in plain words (None when running)."""
+    if job.state not in states.QUEUED_STATES or not job.reason:
+        return None
+    known = PENDING_REASONS.get(job.reason)
+    return known or f"The scheduler says: {job.reason}."
+
+
+def requested_memory_mb(job: Job) -> int | None:
+    return job.memory_mb or job.alloc_mem_mb
+
+
+def used_memory_mb(job: Job) -> float | None:
+    return job.max_rss_bytes / (1024 * 1024) if job.max_rss_bytes is not None else None
+
+
+def is_memory_kill(job: Job) -> bool:
+    """OUT_OF_MEMORY, or killed by signal 9 while close to (or over) the memory requested."""
+    if job.state == "out_of_memory":
+        return True
+    used, asked = used_memory_mb(job), requested_memory_mb(job)
+    if job.exit_signal != 9 or used is None or not asked:
+        return False
+    return used >= asked * MEMORY_KILL_SHARE
+
+
+def _failure_words(job: Job) -> str:
+    if job.exit_signal:
+        what = _SIGNALS.get(job.exit_signal, f"it was stopped by signal {job.exit_signal}")
+        return f"The job ended because {what}."
+    code = job.exit_code
+    if code:
+        detail = _EXIT_CODES.get(code, "a command in the script failed")
+        return f"The script exited with code {code}: {detail}. Check the error output."
+    return "The job failed. Check its error output."
+
+
+def end_explanation(job: Job) -> str | None:
+    """Why a finished job ended, in plain words; None while it has not ended."""
+    if not states.is_terminal(job.state):
+        return None
+    if is_memory_kill(job):
+        used, asked = format_mb(used_memory_mb(job)), format_mb(requested_memory_mb(job))
+        return f"Killed for using more memory than requested (used {used} of {asked})."
+    fixed = {
+        "timeout": "Ran out of time: it was still running when its time limit "
+        f"({format_seconds((job.time_limit_minutes or 0) * 60)}) was reached.",
+        "cancelled": "Cancelled before it finished.",
+        "node_fail": "The node it ran on failed. Resubmitting usually works.",
+        "boot_fail": "The node it was given did not start. Resubmitting usually works.",
+        "preempted": "Stopped to make room for a higher-priority job.",
+        "deadline": "It could not finish before its deadline.",
+        "submit_failed": f"The cluster refused it: {job.submit_error or 'no reason given'}",
+    }
+    if job.state in fixed:
+        return fixed[job.state]
+    if job.state == "completed" and not job.exit_code and not job.exit_signal:
+        return "Finished successfully."
+    return _failure_words(job)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Requested against used, each with a share (0 to 100) for a meter, or None if unknown."""
+
+    elapsed: str
+    time_limit: str
+    time_share: float | None
+    cpu_efficiency: float | None
+    cpus: str
+    memory_used: str
+    memory_requested: str
+    memory_share: float | None
+
+
+def _share(part: float | None, whole: float | None) -> float | None:
+    if part is None or not whole:
+        return None
+    return round(100 * part / whole, 1)
+
+
+def usage(job: Job) -> Usage:
+    limit_seconds = job.time_limit_minutes * 60 if job.time_limit_minutes else None
+    cpus = job.alloc_cpus or job.cpus
+    cpu_seconds_available = job.elapsed_seconds * cpus if job.elapsed_seconds and cpus else None
+    total_cpu = job.total_cpu_seconds if job.elapsed_seconds else None
+    return Usage(
+        elapsed=format_seconds(job.elapsed_seconds),
+        time_limit=format_seconds(limit_seconds),
+        time_share=_share(job.elapsed_seconds, limit_seconds),
+        cpu_efficiency=_share(total_cpu, cpu_seconds_available),
+        cpus=str(cpus) if cpus else "—",
+        memory_used=format_mb(used_memory_mb(job)),
+        memory_requested=format_mb(requested_memory_mb(job)),
+        memory_share=_share(used_memory_mb(job), requested_memory_mb(job)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    at: str
+    badge: StateBadge
+    note: str
+
+
+def timeline(events: list[JobEvent]) -> list[TimelineEntry]:
+    return [
+        TimelineEntry(format_time(event.at), state_badge(event.to_state), event.reason or "")
+        for event in events
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """What to change when resubmitting a job that ran out of memory or time."""
+
+    field: str
+    value: int
+    shown: str
+    why: str
+
+
+def more_resources(job: Job, partition_max_minutes: int | None) -> Suggestion | None:
+    """1.5 times the memory used for a memory kill; twice the time limit (capped) for a timeout."""
+    if is_memory_kill(job):
+        base = max(used_memory_mb(job) or 0, requested_memory_mb(job) or 0)
+        value = max(1, math.ceil(base * 1.5 / 100) * 100)
+        return Suggestion("memory_mb", value, format_mb(value), "one and a half times what it used")
+    if job.state == "timeout" and job.time_limit_minutes:
+        value = job.time_limit_minutes * 2
+        why = "twice its time limit"
+        if partition_max_minutes is not None and value > partition_max_minutes:
+            value, why = partition_max_minutes, "the longest its partition allows"
+        return Suggestion("time_limit_minutes", value, format_seconds(value * 60), why)
+    return None

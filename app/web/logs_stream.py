@@ -1,0 +1,161 @@
+"""A job's stdout/stderr in the browser: paged pages, a download, and a live tail over SSE.
+
+The live tail is a ``text/event-stream``: ``log`` events carry HTML-escaped text (htmx's SSE
+extension appends it to a ``<pre>``) and their ``id`` is the byte offset reached, so a
+browser that reconnects sends ``Last-Event-ID`` and resumes exactly there. One ``end``
+event follows once the job has ended and the whole file was sent.
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import Response, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.deps import SessionDep
+from app.errors import PortalError, ValidationFailed
+from app.jobs import logs
+from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogStream
+from app.models import User
+from app.web.auth import CurrentUser, WebContextDep
+from app.web.jobs import get_registry, load_user
+from app.web.views import page
+
+router = APIRouter(include_in_schema=False)
+# Without an explicit start, the live view opens on the end of a long file.
+TAIL_BYTES = LOG_PAGE_BYTES
+MAX_OFFSET = 2**62
+
+
+def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
+    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    return maker
+
+
+def sse_event(name: str, text: str, event_id: int | None = None) -> str:
+    """One SSE event; every line of ``text`` becomes its own ``data:`` line."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return head + f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n"
+
+
+def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:
+    """Where to start: the browser's Last-Event-ID wins over ``?offset``; None means tail."""
+    if last_event_id is not None:
+        if not last_event_id.isdigit() or len(last_event_id) > 18:
+            raise ValidationFailed(fields={"Last-Event-ID": "must be a byte offset"})
+        return int(last_event_id)
+    return offset
+
+
+async def _tail_start(request: Request, user: User, job_id: int, stream: LogStream) -> int:
+    probe = await logs.read_log(
+        _sessionmaker(request), get_registry(request), user, job_id, stream, 0, 1
+    )
+    return max(0, probe.size - TAIL_BYTES)
+
+
+async def _events(
+    request: Request, user: User, job_id: int, stream: LogStream, start: int | None
+) -> AsyncIterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    try:
+        if start is None:
+            start = await _tail_start(request, user, job_id, stream)
+            if start:
+                yield sse_event("log", f"[{start} earlier bytes not shown]\n")
+        chunks = logs.follow_log(
+            _sessionmaker(request), get_registry(request), user, job_id, stream, start
+        )
+        async for chunk in chunks:
+            yield sse_event("log", html.escape(decoder.decode(chunk.data)), chunk.next_offset)
+    except PortalError as error:
+        # The status line has gone out already, so the problem travels as an event.
+        yield sse_event("problem", html.escape(error.detail))
+    yield sse_event("end", "")
+
+
+@router.get("/jobs/{job_id}/logs/{stream}/stream", name="job_log_stream")
+async def stream_log(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    job_id: int,
+    stream: LogStream,
+    offset: Annotated[int | None, Query(ge=0, le=MAX_OFFSET)] = None,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> StreamingResponse:
+    start = resume_offset(last_event_id, offset)
+    user = await load_user(session, actor)
+    # Authorized before the 200 goes out, so someone else's job is still a plain 404.
+    await logs.find_log_source(session, user, job_id, stream)
+    return StreamingResponse(
+        _events(request, user, job_id, stream, start),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.get("/jobs/{job_id}/logs/{stream}", name="job_log_page")
+async def log_page(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    job_id: int,
+    stream: LogStream,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_BYTES)] = LOG_PAGE_BYTES,
+) -> Response:
+    """One page of the log as HTML, with links to the previous and next pages."""
+    user = await load_user(session, actor)
+    await session.commit()
+    chunk = await logs.read_log(
+        _sessionmaker(request), get_registry(request), user, job_id, stream, offset, limit
+    )
+    base = f"/jobs/{job_id}/logs/{stream}"
+    context = {
+        "job_id": job_id,
+        "stream": stream,
+        "chunk": chunk,
+        "text": chunk.text,
+        "previous_url": f"{base}?offset={max(0, offset - limit)}&limit={limit}" if offset else None,
+        "next_url": None if chunk.eof else f"{base}?offset={chunk.next_offset}&limit={limit}",
+        "download_url": f"{base}/download",
+        "start": offset,
+    }
+    return page(request, web, "jobs/log_page.html", context)
+
+
+async def _whole_file(
+    request: Request, user: User, job_id: int, stream: LogStream
+) -> AsyncIterator[bytes]:
+    offset = 0
+    while True:
+        chunk = await logs.read_log(
+            _sessionmaker(request), get_registry(request), user, job_id, stream, offset
+        )
+        yield chunk.data
+        offset = chunk.next_offset
+        if chunk.eof or not chunk.data:
+            return
+
+
+@router.get("/jobs/{job_id}/logs/{stream}/download", name="job_log_download")
+async def download_log(
+    request: Request, session: SessionDep, actor: CurrentUser, job_id: int, stream: LogStream
+) -> StreamingResponse:
+    """The whole file, streamed page by page so it never sits in memory."""
+    user = await load_user(session, actor)
+    await logs.find_log_source(session, user, job_id, stream)
+    filename = f"job-{job_id}-{stream}.txt"
+    return StreamingResponse(
+        _whole_file(request, user, job_id, stream),
+        media_type="text/plain; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
