@@ -11,7 +11,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import Any, TypeVar, Unpack
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -22,7 +22,7 @@ from app.reports.csv_export import safe_cells
 from app.users.actor import Actor
 
 MAX_PAGE = 500
-_Q = TypeVar("_Q", bound=Select[Unpack[tuple[Any, ...]]])
+_Q = TypeVar("_Q", bound=Select[*tuple[Any, ...]])
 CSV_LIMIT = 100_000
 
 
@@ -184,3 +184,11 @@ def to_csv(rows: Iterable[AuditRow]) -> str:
             )
         )
     return buffer.getvalue()
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an action came from: the surface and the client's address."""
+
+    surface: str
+    address: str | None = None

@@ -1,0 +1,1 @@
+"""Site administration: users, projects, memberships and import from Slurm associations."""
