@@ -36,7 +36,7 @@ async def list_members(session: AsyncSession, project_id: int) -> list[tuple[Use
         .where(Membership.project_id == project_id)
         .order_by(User.login)
     )
-    return [(user, role) for user, role in result.tuples()]
+    return [(user, role) for user, role in result.all()]
 
 
 async def get_by_account(session: AsyncSession, cluster: str, account: str) -> Project | None:

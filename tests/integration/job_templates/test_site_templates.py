@@ -1,0 +1,61 @@
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.job_templates.context import PartitionChoice, SubmitContext
+from app.job_templates.render import render
+from app.job_templates.site import site_templates
+from app.models import JobTemplate, Project, TemplateVersion, User
+from app.security import is_password_correct
+from app.seed import seed_demo
+
+CONTEXT = SubmitContext(
+    cluster="testcluster",
+    accounts=("physics",),
+    partitions=(PartitionChoice("debug", 60, True), PartitionChoice("long", 10080)),
+    gpu_types=("a100",),
+    home="/home/alice",
+)
+
+
+def test_every_site_template_renders_with_its_defaults() -> None:
+    project = Project(id=1, name="physics", slurm_account="physics", cluster="testcluster")
+    for site in site_templates():
+        version = TemplateVersion(
+            id=1,
+            script=site.script,
+            parameter_schema=site.parameter_schema,
+            defaults={"job_name": site.job_name},
+        )
+        request = render(version, {"account": "physics"}, project, CONTEXT)
+        assert request.script.startswith("#!/bin/bash\n"), site.name
+        assert request.stdout_path and request.stdout_path.startswith("/home/alice/portal-jobs/")
+
+
+async def test_seed_is_idempotent_and_creates_demo_world(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    first = await seed_demo(sessionmaker, ["testcluster"])
+    await seed_demo(sessionmaker, ["testcluster"])
+    async with sessionmaker() as session:
+        users = {u.login: u for u in (await session.execute(select(User))).scalars()}
+        templates = (await session.execute(select(func.count()).select_from(JobTemplate))).scalar()
+        versions = (
+            await session.execute(select(func.count()).select_from(TemplateVersion))
+        ).scalar()
+    assert sorted(users) == ["admin", "alice", "bob", "carol", "dave"]
+    assert users["admin"].is_site_admin and not users["alice"].is_site_admin
+    assert is_password_correct(users["alice"].password_hash, "alice-demo")
+    assert templates == versions == len(site_templates())
+    assert {d.login: d.password for d in first}["bob"] == "bob-demo"
+
+
+async def test_seed_refuses_production(
+    sessionmaker: async_sessionmaker[AsyncSession], monkeypatch: object
+) -> None:
+    import pytest
+
+    from app.seed import SeedRefused
+
+    monkeypatch.setenv("PORTAL_ENV", "prod")  # type: ignore[attr-defined]
+    with pytest.raises(SeedRefused):
+        await seed_demo(sessionmaker)

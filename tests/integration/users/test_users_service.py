@@ -1,0 +1,63 @@
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import Unauthorized
+from app.security import hash_password
+from app.users import service, sessions
+from app.users.service import SignInRequest, TooManyAttempts
+from tests.factories import make_project, make_user
+
+
+async def test_authenticate_returns_the_user_for_the_right_password(session: AsyncSession) -> None:
+    user = await make_user(session, "alice", password_hash=hash_password("pw-123456"))
+    found = await service.authenticate(session, SignInRequest("alice", "pw-123456", "10.0.0.1"))
+    assert found.id == user.id
+
+
+async def test_inactive_user_cannot_sign_in(session: AsyncSession) -> None:
+    await make_user(session, "gone", password_hash=hash_password("pw"), is_active=False)
+    with pytest.raises(Unauthorized):
+        await service.authenticate(session, SignInRequest("gone", "pw", "10.0.0.1"))
+
+
+async def test_success_clears_earlier_failures_for_the_login(session: AsyncSession) -> None:
+    await make_user(session, "alice", password_hash=hash_password("pw"))
+    for _ in range(4):
+        with pytest.raises(Unauthorized):
+            await service.authenticate(session, SignInRequest("alice", "bad", "10.0.0.1"))
+    await service.authenticate(session, SignInRequest("alice", "pw", "10.0.0.2"))
+    with pytest.raises(Unauthorized):
+        await service.authenticate(session, SignInRequest("alice", "bad", "10.0.0.3"))
+    assert await service.authenticate(session, SignInRequest("alice", "pw", "10.0.0.3"))
+
+
+async def test_fifth_failure_blocks_even_the_right_password(session: AsyncSession) -> None:
+    await make_user(session, "alice", password_hash=hash_password("pw"))
+    for _ in range(5):
+        with pytest.raises(Unauthorized):
+            await service.authenticate(session, SignInRequest("alice", "bad", "10.0.0.1"))
+    with pytest.raises(TooManyAttempts) as error:
+        await service.authenticate(session, SignInRequest("alice", "pw", "10.0.0.9"))
+    assert error.value.minutes == 5
+
+
+async def test_actor_carries_roles_and_cluster_usernames(session: AsyncSession) -> None:
+    from app.models import Membership
+
+    user = await make_user(session, "alice", cluster_username="alice")
+    project = await make_project(session, "physics")
+    session.add(Membership(user_id=user.id, project_id=project.id, role="manager"))
+    await session.flush()
+    actor = await service.actor_for(session, user)
+    assert actor.is_manager_of(project.id) and not actor.is_site_admin
+    assert actor.username_on("testcluster") == "alice"
+    assert await service.cluster_username(session, actor, "othercluster") is None
+
+
+async def test_expired_or_ended_sessions_do_not_resolve(session: AsyncSession) -> None:
+    user = await make_user(session, "alice")
+    token = await sessions.start(session, user.id)
+    assert (await sessions.resolve(session, token)) is not None
+    await sessions.end(session, token)
+    assert await sessions.resolve(session, token) is None
+    assert await sessions.resolve(session, "made-up") is None
