@@ -1,0 +1,120 @@
+"""Signs in as alice in Chromium, previews a site template as she types, sees an inline error."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from app.config import Settings
+from app.db import create_engine, create_sessionmaker, migrate_to_head
+from app.main import create_app
+from app.scheduler.fake import FakeScheduler
+from app.scheduler.types import PartitionInfo
+from app.seed import seed_demo
+
+pytestmark = pytest.mark.browser
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _debug_partition() -> PartitionInfo:
+    return PartitionInfo(
+        name="debug",
+        max_time=timedelta(hours=1),
+        default_time=None,
+        is_default=True,
+        state="up",
+        total_nodes=1,
+        idle_nodes=1,
+        total_cpus=2,
+        idle_cpus=2,
+    )
+
+
+async def _seed(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        await seed_demo(create_sessionmaker(engine), ["testcluster"])
+    finally:
+        await engine.dispose()
+
+
+@pytest.fixture
+def portal_url(tmp_path: Path) -> Iterator[str]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'portal.db'}"
+    migrate_to_head(url)
+    asyncio.run(_seed(url))
+    app = create_app(Settings(env="dev", database_url=url, run_poller_in_web=False))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the portal did not start"
+    fake = FakeScheduler(accounts={"alice": ["physics"]}, partitions=[_debug_partition()])
+    app.state.schedulers = {"testcluster": fake}
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_alice_previews_and_sees_inline_error(portal_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{portal_url}/templates")
+        expect(page).to_have_url(f"{portal_url}/signin?next=%2Ftemplates")
+        page.screenshot(path=str(SCREENSHOTS / "signin.png"), full_page=True)
+        page.get_by_label("Login").fill("alice")
+        page.get_by_label("Password").fill("alice-demo")
+        page.get_by_role("button", name="Sign in").click()
+        expect(page.get_by_role("heading", name="Job templates")).to_be_visible()
+        page.screenshot(path=str(SCREENSHOTS / "templates-list.png"), full_page=True)
+
+        page.get_by_role("link", name="Hello world", exact=True).click()
+        page.get_by_role("link", name="Use this template").click()
+        expect(page.get_by_role("heading", name="Submit: Hello world")).to_be_visible()
+        message = page.get_by_label("Message")
+        message.clear()
+        message.press_sequentially("typed in the browser $(id)")
+        expect(page.locator("#preview-script")).to_contain_text("'typed in the browser $(id)'")
+        page.screenshot(path=str(SCREENSHOTS / "submit-preview.png"), full_page=True)
+
+        page.get_by_label("Time limit").fill("2:00:00")
+        page.get_by_role("button", name="Submit job").click()
+        error = page.locator("#time_limit-error")
+        expect(error).to_have_text("Partition debug allows at most 1:00:00.")
+        expect(page.get_by_label("Time limit")).to_have_attribute("aria-invalid", "true")
+        page.screenshot(path=str(SCREENSHOTS / "submit-inline-error.png"), full_page=True)
+
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.screenshot(path=str(SCREENSHOTS / "submit-phone.png"), full_page=True)
+        browser.close()
