@@ -1,0 +1,112 @@
+"""The dashboard: my active and recent jobs, quick submit links and cluster health."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.models import ClusterStatus
+from tests.factories import make_job, make_template
+from tests.integration.web.conftest import People, sign_in
+
+
+async def test_dashboard_lists_my_active_and_recent_jobs_only(
+    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    async with sessionmaker() as session:
+        await make_job(session, people.alice, people.physics, name="mine-running", state="running")
+        await make_job(session, people.alice, people.physics, name="mine-done", state="completed")
+        await make_job(session, people.carol, people.physics, name="carols", state="running")
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = await client.get("/dashboard")
+
+    active, recent = page.text.split('id="recent-heading"')
+    assert "mine-running" in active and "mine-done" not in active
+    assert "mine-done" in recent
+    assert "carols" not in page.text
+    assert 'hx-trigger="every 3s"' in page.text
+
+
+async def test_dashboard_jobs_fragment_stops_polling_when_nothing_is_active(
+    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    async with sessionmaker() as session:
+        await make_job(session, people.alice, people.physics, state="completed")
+        await session.commit()
+    await sign_in(client, "alice")
+
+    fragment = await client.get("/dashboard?fragment=jobs", headers={"HX-Request": "true"})
+
+    assert 'id="dashboard-jobs"' in fragment.text and "<html" not in fragment.text
+    assert "hx-trigger" not in fragment.text
+
+
+async def test_dashboard_links_recently_and_often_used_templates_to_their_submit_form(
+    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    async with sessionmaker() as session:
+        often = await make_template(session, people.alice, name="Often used")
+        once = await make_template(session, people.alice, name="Used once")
+        for _ in range(3):
+            await make_job(
+                session,
+                people.alice,
+                people.physics,
+                template_version_id=often.current_version_id,
+                state="completed",
+            )
+        await make_job(
+            session,
+            people.alice,
+            people.physics,
+            template_version_id=once.current_version_id,
+            state="completed",
+        )
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = await client.get("/dashboard")
+
+    recent, frequent = page.text.split("Most used")
+    assert recent.index("Used once") < recent.index("Often used")
+    assert f'href="/templates/{often.id}/submit">Often used</a> <span class="subtle">(3 jobs)' in (
+        frequent
+    )
+
+
+async def test_dashboard_shows_cluster_health_from_the_database(
+    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    now = datetime.now(UTC)
+    async with sessionmaker() as session:
+        session.add(ClusterStatus(cluster="alpha", last_contact_at=now, consecutive_failures=0))
+        session.add(
+            ClusterStatus(
+                cluster="beta",
+                last_contact_at=now - timedelta(hours=1),
+                consecutive_failures=4,
+                last_error="ssh: connection refused",
+            )
+        )
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = await client.get("/dashboard")
+
+    alpha, beta = page.text.split("<strong>beta</strong>")
+    assert "Reachable" in alpha.split("<strong>alpha</strong>")[1]
+    assert "Unreachable" in beta and "ssh: connection refused" in beta
+    assert "not reported yet" in page.text
+
+
+async def test_dashboard_sends_visitors_who_are_not_signed_in_to_sign_in(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.get("/dashboard")
+
+    assert response.status_code == 303
+    assert response.headers["location"].startswith("/signin")

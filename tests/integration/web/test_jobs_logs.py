@@ -1,0 +1,217 @@
+"""Log pages, downloads and the live tail (SSE), with a fake cluster and the real one."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.models import Job
+from app.scheduler.config import load_clusters
+from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
+from app.scheduler.types import JobSpec
+from app.web.logs_stream import sse_event
+from tests.factories import make_job
+from tests.integration.web.conftest import People, sign_in
+
+CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
+EVENT = re.compile(r"(?:id: (\d+)\n)?event: (\w+)\n((?:data: .*\n)+)\n")
+
+
+def parse_events(body: str) -> list[tuple[int | None, str, str]]:
+    """(id, name, data) for each event, data lines joined the way browsers join them."""
+    events = []
+    for event_id, name, data in EVENT.findall(body):
+        text = "\n".join(line[len("data: ") :] for line in data.splitlines())
+        events.append((int(event_id) if event_id else None, name, text))
+    return events
+
+
+@pytest.fixture
+def fake(app: FastAPI) -> FakeScheduler:
+    scheduler = FakeScheduler()
+    app.state.schedulers = {"testcluster": scheduler}
+    return scheduler
+
+
+async def _job(
+    sessionmaker: async_sessionmaker[AsyncSession], people: People, state: str, slurm_id: str
+) -> Job:
+    async with sessionmaker() as session:
+        job = await make_job(
+            session,
+            people.alice,
+            people.physics,
+            state=state,
+            slurm_job_id=slurm_id,
+            stdout_path="/scratch/alice/portal-web-test-%j.out",
+        )
+        await session.commit()
+    return job
+
+
+def test_sse_event_puts_every_line_in_its_own_data_field() -> None:
+    assert sse_event("log", "a\r\nb\n", 12) == "id: 12\nevent: log\ndata: a\ndata: b\ndata: \n\n"
+
+
+async def test_log_page_shows_one_page_with_links_to_its_neighbours(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    job = await _job(sessionmaker, people, "completed", "5")
+    fake.files["/scratch/alice/portal-web-test-5.out"] = b"".join(
+        f"row {n:03d}\n".encode() for n in range(100)
+    )
+    await sign_in(client, "alice")
+
+    page = await client.get(f"/jobs/{job.id}/logs/stdout", params={"offset": 80, "limit": 80})
+
+    assert "row 010" in page.text and "row 019" in page.text and "row 020" not in page.text
+    assert f"/jobs/{job.id}/logs/stdout?offset=0&amp;limit=80" in page.text
+    assert f"/jobs/{job.id}/logs/stdout?offset=160&amp;limit=80" in page.text
+
+
+async def test_log_download_streams_the_whole_file(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    job = await _job(sessionmaker, people, "completed", "6")
+    content = b"x" * 200_000 + b"\nend\n"
+    fake.files["/scratch/alice/portal-web-test-6.out"] = content
+    await sign_in(client, "alice")
+
+    response = await client.get(f"/jobs/{job.id}/logs/stdout/download")
+
+    assert response.content == content
+    assert "attachment" in response.headers["content-disposition"]
+
+
+async def test_stream_of_a_finished_job_sends_escaped_text_then_ends(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    job = await _job(sessionmaker, people, "completed", "7")
+    fake.files["/scratch/alice/portal-web-test-7.out"] = b"<b>bold</b>\nsecond\n"
+    await sign_in(client, "alice")
+
+    response = await client.get(f"/jobs/{job.id}/logs/stdout/stream", params={"offset": 0})
+    events = parse_events(response.text)
+
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert events[0] == (19, "log", "&lt;b&gt;bold&lt;/b&gt;\nsecond\n")
+    assert events[-1][1] == "end"
+
+
+async def test_stream_resumes_from_the_last_event_id(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    job = await _job(sessionmaker, people, "completed", "8")
+    fake.files["/scratch/alice/portal-web-test-8.out"] = b"first\nsecond\n"
+    await sign_in(client, "alice")
+
+    response = await client.get(
+        f"/jobs/{job.id}/logs/stdout/stream", headers={"Last-Event-ID": "6"}
+    )
+
+    assert parse_events(response.text)[0] == (13, "log", "second\n")
+
+
+async def test_stream_without_an_offset_opens_on_the_end_of_a_long_file(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    job = await _job(sessionmaker, people, "completed", "9")
+    fake.files["/scratch/alice/portal-web-test-9.out"] = b"a" * 100_000 + b"\nlast line\n"
+    await sign_in(client, "alice")
+
+    response = await client.get(f"/jobs/{job.id}/logs/stdout/stream")
+    events = parse_events(response.text)
+
+    assert "earlier bytes not shown" in events[0][2]
+    assert sum(len(text) for _, name, text in events[1:] if name == "log") == 64 * 1024
+    assert events[-2][2].endswith("last line\n")
+
+
+# --- against the real cluster -------------------------------------------------------------
+
+
+@pytest.fixture
+async def cluster(app: FastAPI) -> AsyncIterator[SchedulerRegistry]:
+    registry = SchedulerRegistry(load_clusters(CLUSTERS_FILE))
+    app.state.schedulers = registry
+    yield registry
+    await registry.close()
+
+
+async def _mark_completed_when_written(
+    sessionmaker: async_sessionmaker[AsyncSession], registry: SchedulerRegistry, job: Job, size: int
+) -> None:
+    adapter = registry.get("testcluster")
+    path = f"/scratch/alice/portal-web-test-{job.slurm_job_id}.out"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if (await adapter.read_file(path, 0, 1, "alice")).size >= size:
+                break
+        except Exception:
+            pass
+        await asyncio.sleep(0.2)
+    async with sessionmaker() as session:
+        await session.execute(update(Job).where(Job.id == job.id).values(state="completed"))
+        await session.commit()
+
+
+@pytest.mark.slurm
+async def test_live_stream_follows_a_running_job_and_resumes_from_an_offset(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: SchedulerRegistry,
+) -> None:
+    spec = JobSpec(
+        script='#!/bin/bash\nfor i in $(seq 1 8); do echo "tick $i"; sleep 0.3; done\n',
+        name="sse-lines",
+        account="physics",
+        time_limit=5,
+        memory_mb=100,
+        stdout="/scratch/alice/portal-web-test-%j.out",
+    )
+    slurm_id = await cluster.get("testcluster").submit(spec, "alice")
+    job = await _job(sessionmaker, people, "running", slurm_id)
+    expected = "".join(f"tick {i}\n" for i in range(1, 9))
+    await sign_in(client, "alice")
+
+    url = f"/jobs/{job.id}/logs/stdout/stream"
+    response, _ = await asyncio.gather(
+        client.get(url, params={"offset": 0}, timeout=90),
+        _mark_completed_when_written(sessionmaker, cluster, job, len(expected)),
+    )
+    events = [e for e in parse_events(response.text) if e[1] == "log"]
+    resumed = await client.get(url, headers={"Last-Event-ID": str(events[0][0])})
+
+    assert "".join(text for _, _, text in events) == expected
+    assert [event_id for event_id, _, _ in events] == sorted(e[0] for e in events)  # type: ignore[type-var]
+    assert events[-1][0] == len(expected)
+    first_end = events[0][0] or 0
+    resumed_text = "".join(t for _, n, t in parse_events(resumed.text) if n == "log")
+    assert resumed_text == expected[first_end:]
