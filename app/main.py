@@ -21,7 +21,7 @@ from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
 from app.security import SecurityHeadersMiddleware
 from app.templating import render
-from app.web import dashboard, logs_stream
+from app.web import admin, admin_audit, dashboard, logs_stream, usage
 from app.web import jobs as job_pages
 from app.web.router import router as web_router
 
@@ -53,6 +53,8 @@ def include_routers(app: FastAPI) -> None:
     app.include_router(pages)
     app.include_router(web_router)
     for router in (job_pages.router, job_pages.actions, logs_stream.router, dashboard.router):
+        app.include_router(router)
+    for router in (admin.router, admin_audit.router, usage.router):
         app.include_router(router)
 
 

@@ -96,7 +96,7 @@ async def portal_state(session: AsyncSession, cluster: str) -> PortalState:
         )
         .where(Project.cluster == cluster)
     )
-    for account, username, role in rows.tuples():
+    for account, username, role in rows.all():
         members[account][username] = role
     names = await session.execute(
         select(UserClusterAccount.username).where(UserClusterAccount.cluster == cluster)

@@ -123,6 +123,15 @@ async def set_cluster_username(
     return user
 
 
+async def cluster_usernames(session: AsyncSession, user_id: int) -> dict[str, str]:
+    rows = await session.execute(
+        select(UserClusterAccount.cluster, UserClusterAccount.username).where(
+            UserClusterAccount.user_id == user_id
+        )
+    )
+    return {row[0]: row[1] for row in rows.all()}
+
+
 async def list_projects(session: AsyncSession, actor: Actor) -> Sequence[Project]:
     require_site_admin(actor)
     statement = select(Project).order_by(Project.cluster, Project.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import SupportsFloat
 
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -40,10 +41,10 @@ class Efficiency:
     flags: tuple[str, ...]
 
 
-def _ratio(used: float | None, available: float | None) -> float | None:
+def _ratio(used: SupportsFloat | None, available: SupportsFloat | None) -> float | None:
     if used is None or not available:
         return None
-    return used / available
+    return float(used) / float(available)
 
 
 def waste_flags(usage: Usage, cpu: float | None) -> tuple[str, ...]:

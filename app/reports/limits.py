@@ -83,7 +83,7 @@ async def limit_statuses(session: AsyncSession, actor: Actor, today: date) -> li
         statement = statement.where(Project.id.in_(project_ids))
     statuses = []
     window_start = today - timedelta(days=RATE_WINDOW_DAYS)
-    for limit, project in (await session.execute(statement)).tuples():
+    for limit, project in (await session.execute(statement)).all():
         used = await _used_minutes(session, limit, None, today)
         recent = await _used_minutes(session, limit, window_start, today)
         run_out = runs_out_on(limit.minutes, used, recent, RATE_WINDOW_DAYS, today)

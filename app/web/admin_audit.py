@@ -1,0 +1,107 @@
+"""/admin/audit: the audit trail with filters and CSV export; /admin/import from Slurm."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated
+
+from fastapi import Form, Query, Request
+from fastapi.responses import Response
+
+from app.admin import importer
+from app.admin.associations import SlurmState, fetch_slurm_state
+from app.audit import service as audit
+from app.deps import ClustersDep, SessionDep
+from app.errors import ValidationFailed
+from app.scheduler.config import ClusterConfig
+from app.scheduler.registry import build_adapter
+from app.templating import render
+from app.web.admin_common import SiteAdmin, page_context, web_origin
+from app.web.auth import WebContextDep, csrf_protected_router
+
+router = csrf_protected_router(prefix="/admin")
+Text = Annotated[str | None, Query()]
+Day = Annotated[date | None, Query()]
+
+
+@router.get("/audit", name="admin_audit")
+async def audit_page(
+    request: Request,
+    actor: SiteAdmin,
+    web: WebContextDep,
+    session: SessionDep,
+    login: Text = None,
+    action: Text = None,
+    surface: Text = None,
+    since: Day = None,
+    until: Day = None,
+    format: Text = None,
+) -> Response:
+    wanted = audit.AuditFilter(login or None, action or None, surface or None, since, until)
+    if format == "csv":
+        rows = await audit.search(session, actor, wanted, limit=audit.CSV_LIMIT)
+        headers = {"Content-Disposition": 'attachment; filename="audit.csv"'}
+        return Response(audit.to_csv(rows), media_type="text/csv", headers=headers)
+    rows = await audit.search(session, actor, wanted, limit=audit.MAX_PAGE)
+    actions = await audit.known_actions(session, actor)
+    context = page_context(web, rows=rows, filters=wanted, actions=actions, query=request.url.query)
+    return render(request, "admin/audit.html", context)
+
+
+def _cluster(clusters: dict[str, ClusterConfig], name: str) -> ClusterConfig:
+    if name not in clusters:
+        raise ValidationFailed(fields={"cluster": "unknown cluster"})
+    return clusters[name]
+
+
+async def _slurm_state(config: ClusterConfig, cluster: str) -> SlurmState:
+    adapter = build_adapter(config)
+    try:
+        return await fetch_slurm_state(adapter, cluster)
+    finally:
+        await adapter.close()
+
+
+@router.get("/import", name="admin_import")
+async def import_page(
+    request: Request, actor: SiteAdmin, web: WebContextDep, clusters: ClustersDep
+) -> Response:
+    context = page_context(web, clusters=sorted(clusters), differences=None, cluster=None)
+    return render(request, "admin/import.html", context)
+
+
+@router.post("/import/preview", name="admin_import_preview")
+async def import_preview(
+    request: Request,
+    actor: SiteAdmin,
+    web: WebContextDep,
+    session: SessionDep,
+    clusters: ClustersDep,
+    cluster: Annotated[str, Form()],
+) -> Response:
+    state = await _slurm_state(_cluster(clusters, cluster), cluster)
+    differences = await importer.preview(session, actor, cluster, state)
+    context = page_context(
+        web, clusters=sorted(clusters), differences=differences, cluster=cluster, applied=None
+    )
+    return render(request, "admin/import.html", context)
+
+
+@router.post("/import/apply", name="admin_import_apply")
+async def import_apply(
+    request: Request,
+    actor: SiteAdmin,
+    web: WebContextDep,
+    session: SessionDep,
+    clusters: ClustersDep,
+    cluster: Annotated[str, Form()],
+    confirm: Annotated[list[str] | None, Form()] = None,
+) -> Response:
+    state = await _slurm_state(_cluster(clusters, cluster), cluster)
+    origin = web_origin(request)
+    applied = await importer.apply(session, actor, origin, cluster, state, confirm or [])
+    differences = await importer.preview(session, actor, cluster, state)
+    context = page_context(
+        web, clusters=sorted(clusters), differences=differences, cluster=cluster, applied=applied
+    )
+    return render(request, "admin/import.html", context)

@@ -1,0 +1,78 @@
+"""/usage: usage by project, user or partition over time, efficiency and limits."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Annotated
+
+from fastapi import Query, Request
+from fastapi.responses import Response
+
+from app.deps import SessionDep
+from app.models import utc_now
+from app.reports import efficiency, limits
+from app.reports.chart import chart_series, render_svg
+from app.reports.csv_export import write_csv
+from app.reports.usage import CSV_HEADER, METRICS, UsageQuery, csv_rows, usage_report
+from app.templating import render
+from app.web.admin_common import page_context
+from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
+
+router = csrf_protected_router()
+UNITS = {"cpu_hours": "CPU-hours", "gpu_hours": "GPU-hours", "mem_gb_hours": "GB-hours"}
+
+
+def _query(
+    start: date | None, end: date | None, group_by: str, period: str, sort: str, order: str
+) -> UsageQuery:
+    today = utc_now().date()
+    return UsageQuery(
+        start=start or today - timedelta(days=29),
+        end=end or today,
+        group_by=group_by,  # type: ignore[arg-type]
+        period=period,  # type: ignore[arg-type]
+        sort=sort,
+        descending=order != "asc",
+    )
+
+
+@router.get("/usage", name="usage")
+async def usage_page(
+    request: Request,
+    actor: CurrentUser,
+    web: WebContextDep,
+    session: SessionDep,
+    start: Annotated[date | None, Query()] = None,
+    end: Annotated[date | None, Query()] = None,
+    group_by: str = "project",
+    period: str = "day",
+    metric: str = "cpu_hours",
+    sort: str = "cpu_hours",
+    order: str = "desc",
+    format: str = "html",
+) -> Response:
+    query = _query(start, end, group_by, period, sort, order)
+    report = await usage_report(session, actor, query)
+    if format == "csv":
+        headers = {"Content-Disposition": 'attachment; filename="usage.csv"'}
+        body = write_csv(CSV_HEADER, csv_rows(report))
+        return Response(body, media_type="text/csv", headers=headers)
+    metric = metric if metric in UNITS else "cpu_hours"
+    svg = render_svg(report.periods, chart_series(report, metric), UNITS[metric])
+    context = page_context(
+        web,
+        report=report,
+        query=report.query,
+        metric=metric,
+        metrics=METRICS,
+        units=UNITS,
+        chart=svg,
+        series=chart_series(report, metric),
+        by_user=await efficiency.efficiency_by(session, actor, "user", query.start, query.end),
+        by_project=await efficiency.efficiency_by(
+            session, actor, "project", query.start, query.end
+        ),
+        wasteful=await efficiency.wasteful_jobs(session, actor, query.start, query.end),
+        limits=await limits.limit_statuses(session, actor, utc_now().date()),
+    )
+    return render(request, "usage/index.html", context)
