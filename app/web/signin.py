@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Form, Request
 from fastapi.responses import Response
 
+from app.audit import service as audit
 from app.deps import SessionDep
 from app.errors import Unauthorized
 from app.users import service as users
@@ -47,6 +48,7 @@ async def signin(
         context = {"next": safe_next(next), "login": login, "error": error.detail}
         return page(request, web, "auth/signin.html", context, status_code=error.status_code)
     token = await sessions.start(session, user.id, replacing=web.session_token)
+    await audit.record(session, user.id, "web", "auth.sign_in", "user", user.id, attempt.address)
     response = redirect(request, safe_next(next))
     set_session_cookie(request, response, token)
     return response
