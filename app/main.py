@@ -7,6 +7,9 @@ start-up with a readable list of problems. The database engine only exists while
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,17 +17,25 @@ from pathlib import Path
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import api, health
 from app.config import Settings, load_cluster_configs, load_settings
 from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
+from app.jobs.service import JobService
+from app.poller.runner import run_poller
+from app.scheduler.config import ClusterConfig
+from app.scheduler.registry import SchedulerRegistry
 from app.security import SecurityHeadersMiddleware
 from app.templating import render
 from app.web import admin, admin_audit, dashboard, logs_stream, usage
 from app.web import jobs as job_pages
 from app.web.router import router as web_router
 
+logger = logging.getLogger(__name__)
+# A poll cycle in flight is allowed to finish and write its transaction before shutdown.
+POLLER_STOP_SECONDS = 15.0
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
 pages = APIRouter()
@@ -38,13 +49,50 @@ async def home(request: Request) -> Response:
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
+    clusters: dict[str, ClusterConfig] = app.state.clusters
     engine = create_engine(settings.database_url)
+    sessionmaker = create_sessionmaker(engine)
+    registry = SchedulerRegistry(clusters)
     app.state.engine = engine
-    app.state.sessionmaker = create_sessionmaker(engine)
+    app.state.sessionmaker = sessionmaker
+    app.state.schedulers = registry
+    app.state.job_service = JobService(
+        sessionmaker, registry, {name: tuple(c.log_roots) for name, c in clusters.items()}
+    )
+    stop = asyncio.Event()
+    poller = _start_poller(settings, sessionmaker, registry, stop)
     try:
         yield
     finally:
+        stop.set()
+        if poller is not None:
+            await _stop_poller(poller)
+        await registry.close()
         await engine.dispose()
+
+
+def _start_poller(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    registry: SchedulerRegistry,
+    stop: asyncio.Event,
+) -> asyncio.Task[None] | None:
+    """The single-machine default: the poller runs as a task of the web process."""
+    if not settings.should_run_poller_in_web or not list(registry):
+        return None
+    adapters = {name: registry.get(name) for name in registry}
+    return asyncio.create_task(run_poller(settings, sessionmaker, adapters, stop), name="poller")
+
+
+async def _stop_poller(task: asyncio.Task[None]) -> None:
+    try:
+        await asyncio.wait_for(task, timeout=POLLER_STOP_SECONDS)
+    except TimeoutError:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    except Exception:
+        logger.exception("the in-process poller ended with an error")
 
 
 def include_routers(app: FastAPI) -> None:
