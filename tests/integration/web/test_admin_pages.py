@@ -68,7 +68,9 @@ async def test_admin_actions_are_recorded_in_the_audit_trail_and_exported(
         erin = await session.scalar(select(User).where(User.login == "erin"))
         assert erin is not None and not erin.is_active
         events = (await session.execute(select(AuditEvent).order_by(AuditEvent.id))).scalars()
-        actions = [(e.action, e.surface, e.actor_user_id) for e in events]
+        actions = [
+            (e.action, e.surface, e.actor_user_id) for e in events if e.action.startswith("admin.")
+        ]
     expected = [
         "admin.user.create",
         "admin.project.create",
@@ -168,3 +170,18 @@ async def test_usage_page_for_manager_renders_chart_table_and_sort_links(
     assert "<td>bob</td><td>1.00</td>" in page.text
     assert "<td>2026-11-16</td>" not in page.text
     assert ">11-16<" in page.text
+
+
+async def test_nav_links_to_admin_and_usage_only_for_those_allowed(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    await sign_in(client, "carol")
+    member_page = (await client.get("/templates")).text
+    await sign_in(client, "bob")
+    manager_page = (await client.get("/templates")).text
+    await sign_in(client, "admin")
+    admin_page = (await client.get("/templates")).text
+
+    assert 'href="/admin/"' not in member_page and 'href="/usage"' not in member_page
+    assert 'href="/admin/"' not in manager_page and 'href="/usage"' in manager_page
+    assert 'href="/admin/"' in admin_page and 'href="/usage"' in admin_page
