@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import pytest
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.jobs.requests import JobRequest
@@ -84,13 +85,20 @@ async def portal(
     sessionmaker: async_sessionmaker[AsyncSession],
     session: AsyncSession,
     slurm_adapter: SchedulerAdapter,
-) -> Portal:
+) -> AsyncIterator[Portal]:
     project = await make_project(session, "Physics", slurm_account="physics", cluster=CLUSTER)
     alice = await make_user(session, "alice", cluster_username="alice", cluster=CLUSTER)
     await add_member(session, alice, project)
     await session.commit()
     service = JobService(sessionmaker, {CLUSTER: slurm_adapter})
-    return Portal(sessionmaker, slurm_adapter, service, alice, project)
+    yield Portal(sessionmaker, slurm_adapter, service, alice, project)
+    # The cluster is shared: a failed test must not leave its jobs holding the two CPUs.
+    async with sessionmaker() as cleanup:
+        ids = list(
+            await cleanup.scalars(select(Job.slurm_job_id).where(Job.slurm_job_id.is_not(None)))
+        )
+    if ids:
+        subprocess.run(["scancel", *[str(i) for i in ids]], capture_output=True, check=False)
 
 
 def sacct_ids_named(name: str) -> list[str]:
