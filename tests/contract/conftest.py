@@ -90,7 +90,7 @@ async def wait_for_job(
     adapter: SchedulerAdapter,
     job_id: str,
     predicate: Callable[[list[JobInfo]], bool],
-    deadline: float = 60.0,
+    deadline: float = 150.0,
 ) -> list[JobInfo]:
     """Poll until ``predicate`` holds for the job's records; fail after ``deadline`` s."""
     end = time.monotonic() + deadline
@@ -106,7 +106,7 @@ async def wait_for_job(
 
 @pytest.fixture
 def wait_for() -> Callable[..., Any]:
-    """``await wait_for(adapter, job_id, predicate, deadline=60)``: poll with a deadline."""
+    """``await wait_for(adapter, job_id, predicate, deadline=150)``: poll with a deadline."""
     return wait_for_job
 
 

@@ -163,11 +163,16 @@ def sbatch_argv(spec: JobSpec, *, test_only: bool = False) -> list[str]:
     return argv
 
 
-def squeue_argv(user: str | None = None) -> list[str]:
-    """argv for one squeue call listing every job (or one user's) in the narrow format."""
+def squeue_argv(user: str | None = None, *, expand_arrays: bool = False) -> list[str]:
+    """argv for one squeue call listing every job (or one user's) in the narrow format.
+
+    A pending array is one record (``12_[4-9]``) unless ``expand_arrays`` lists each task.
+    """
     fields = [f"{name}:0{SEP}" for _, name in SQUEUE_FIELDS[:-1]]
     fields.append(f"{SQUEUE_FIELDS[-1][1]}:0")
     argv = [*_UTC, "squeue", "--noheader", "--all", "--states=all", f"--Format={','.join(fields)}"]
+    if expand_arrays:
+        argv.append("--array")
     if user is not None:
         argv.append(f"--user={check_user(user)}")
     return argv
