@@ -46,6 +46,7 @@ class HistoryFilters:
     text: str = ""
     mine_only: bool = False
     active_only: bool = False
+    finished_only: bool = False
 
     def query_string(self) -> str:
         pairs = {
@@ -147,6 +148,8 @@ async def history_page(
     wanted: tuple[str, ...] = (filters.state,) if filters.state else ()
     if filters.active_only:
         wanted = tuple(sorted(states.ACTIVE_STATES))
+    if filters.finished_only:
+        wanted = tuple(sorted(states.TERMINAL_STATES))
     base = JobFilters(
         states=wanted,
         project_id=filters.project_id,
@@ -194,6 +197,10 @@ class TemplateLink:
     id: int
     name: str
     uses: int
+
+    @property
+    def uses_label(self) -> str:
+        return "1 job" if self.uses == 1 else f"{self.uses} jobs"
 
 
 async def template_links(session: AsyncSession, user: User) -> dict[str, list[TemplateLink]]:

@@ -21,7 +21,7 @@ from app.job_templates.values import format_duration, format_memory, parse_durat
 from app.jobs import repository, states
 from app.jobs import service as jobs
 from app.jobs.service import JobService
-from app.models import User
+from app.models import Job, User
 from app.models.jobs import JOB_STATES
 from app.scheduler.errors import SchedulerError
 from app.scheduler.registry import SchedulerRegistry
@@ -161,6 +161,13 @@ async def job_history_rows(
 # --- job detail and actions --------------------------------------------------------------
 
 
+def _streams(job: Job) -> list[tuple[str, str]]:
+    """The log panels to show: one when stderr goes to the same file as stdout."""
+    if job.stderr_path and job.stderr_path != job.stdout_path:
+        return [("stdout", "Standard output"), ("stderr", "Standard error")]
+    return [("stdout", "Output and errors")]
+
+
 def _more_label(suggestion: view.Suggestion | None) -> str | None:
     if suggestion is None:
         return None
@@ -190,7 +197,7 @@ async def _detail_context(
         "is_live": not badge.is_terminal,
         "poll_trigger": POLL_EVERY,
         "csrf_token": csrf_token,
-        "streams": ("stdout", "stderr"),
+        "streams": _streams(job),
         "submitted": view.format_time(job.submitted_at or job.created_at),
         "started": view.format_time(job.started_at),
         "ended": view.format_time(job.ended_at),
