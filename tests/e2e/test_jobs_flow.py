@@ -69,9 +69,7 @@ def shot(page: Any, screenshots: Path, name: str) -> None:
     page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
 
 
-def test_alice_submits_watches_reads_live_output_and_cancels(
-    page: Any, screenshots: Path
-) -> None:
+def test_alice_submits_watches_reads_live_output_and_cancels(page: Any, screenshots: Path) -> None:
     sign_in(page)
     job_id = submit_hello(page, 20, "e2e live output")
     shot(page, screenshots, "job-detail-just-submitted")
