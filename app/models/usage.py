@@ -15,7 +15,8 @@ class AccountingJob(Base):
 
     __tablename__ = "accounting_jobs"
     __table_args__ = (
-        UniqueConstraint("cluster", "job_id"),
+        # Slurm reuses ids once its state is wiped, so the id alone does not name one job.
+        UniqueConstraint("cluster", "job_id", "submit_time"),
         Index("ix_accounting_jobs_cluster_end_time", "cluster", "end_time"),
         Index("ix_accounting_jobs_cluster_account_user", "cluster", "account", "user_name"),
     )
@@ -33,7 +34,7 @@ class AccountingJob(Base):
     native_state: Mapped[str] = mapped_column(String(64), default="")
     exit_code: Mapped[int | None]
     signal: Mapped[int | None]
-    submit_time: Mapped[datetime | None]
+    submit_time: Mapped[datetime]
     start_time: Mapped[datetime | None]
     end_time: Mapped[datetime | None]
     elapsed_seconds: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from app.scheduler.slurm.parsing import parse_size
 from app.scheduler.types import JobInfo
 
 MB = 1024 * 1024
+# Part of the key, so never null; a record without a submit time is still one job.
+NEVER = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _mb(value: int | None) -> int | None:
@@ -40,7 +42,7 @@ def accounting_row(cluster: str, info: JobInfo) -> dict[str, Any]:
         "native_state": info.native_state[:64],
         "exit_code": info.exit_code,
         "signal": info.signal,
-        "submit_time": info.submit_time,
+        "submit_time": info.submit_time or NEVER,
         "start_time": info.start_time,
         "end_time": info.end_time,
         "elapsed_seconds": info.elapsed_seconds or 0,
@@ -58,9 +60,11 @@ def rows_for_accounts(
     cluster: str, infos: Iterable[JobInfo], accounts: set[str]
 ) -> list[dict[str, Any]]:
     """Rows for the jobs charged to one of ``accounts``; the last record of a job wins."""
-    rows = {
-        info.job_id: accounting_row(cluster, info) for info in infos if info.account in accounts
-    }
+    rows: dict[tuple[str, datetime], dict[str, Any]] = {}
+    for info in infos:
+        if info.account in accounts:
+            row = accounting_row(cluster, info)
+            rows[(row["job_id"], row["submit_time"])] = row
     return list(rows.values())
 
 

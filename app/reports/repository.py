@@ -19,7 +19,7 @@ TERMINAL_STATES = [state.value for state in JobState if state.is_terminal]
 _UPDATED = [
     column.name
     for column in AccountingJob.__table__.columns
-    if column.name not in ("id", "cluster", "job_id")
+    if column.name not in ("id", "cluster", "job_id", "submit_time")
 ]
 
 
@@ -52,7 +52,7 @@ def _insert_for(session: AsyncSession) -> Any:
 
 
 async def upsert_jobs(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
-    """Insert or refresh rows by (cluster, job id); running this twice changes nothing."""
+    """Insert or refresh rows by (cluster, job id, submit time); repeating changes nothing."""
     if not rows:
         return
     insert = _insert_for(session)
@@ -61,7 +61,7 @@ async def upsert_jobs(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> 
         chunk = [{**row, "ingested_at": now} for row in rows[start : start + UPSERT_CHUNK]]
         statement = insert(AccountingJob).values(chunk)
         statement = statement.on_conflict_do_update(
-            index_elements=["cluster", "job_id"],
+            index_elements=["cluster", "job_id", "submit_time"],
             set_={name: statement.excluded[name] for name in _UPDATED},
         )
         await session.execute(statement)

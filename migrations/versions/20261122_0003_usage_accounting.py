@@ -32,7 +32,7 @@ def upgrade() -> None:
     sa.Column('native_state', sa.String(length=64), nullable=False),
     sa.Column('exit_code', sa.Integer(), nullable=True),
     sa.Column('signal', sa.Integer(), nullable=True),
-    sa.Column('submit_time', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('submit_time', sa.DateTime(timezone=True), nullable=False),
     sa.Column('start_time', sa.DateTime(timezone=True), nullable=True),
     sa.Column('end_time', sa.DateTime(timezone=True), nullable=True),
     sa.Column('elapsed_seconds', sa.BigInteger(), nullable=False),
@@ -45,7 +45,7 @@ def upgrade() -> None:
     sa.Column('time_limit_seconds', sa.BigInteger(), nullable=True),
     sa.Column('ingested_at', sa.DateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_accounting_jobs')),
-    sa.UniqueConstraint('cluster', 'job_id', name=op.f('uq_accounting_jobs_cluster_job_id'))
+    sa.UniqueConstraint('cluster', 'job_id', 'submit_time', name=op.f('uq_accounting_jobs_cluster_job_id_submit_time'))
     )
     with op.batch_alter_table('accounting_jobs', schema=None) as batch_op:
         batch_op.create_index('ix_accounting_jobs_cluster_account_user', ['cluster', 'account', 'user_name'], unique=False)

@@ -51,12 +51,16 @@ def sacct_rows(*args: str) -> list[dict[str, str]]:
     return [dict(zip(fields, line.split("|"), strict=True)) for line in output.splitlines()]
 
 
-async def wait_until_finished(job_ids: list[str], timeout: float = 120) -> None:
-    """Poll sacct until every job has a terminal state, failing at the deadline."""
+async def wait_until_finished(job_ids: list[str], since: str, timeout: float = 120) -> None:
+    """Poll sacct until every job submitted after ``since`` has a terminal state.
+
+    ``since`` matters: the development cluster's ids restart when its state is wiped, and
+    older records with the same ids must not count as these jobs.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
-        rows = sacct_rows(f"--jobs={','.join(job_ids)}")
+        rows = sacct_rows(f"--jobs={','.join(job_ids)}", f"--starttime={since}")
         states = {row["JobID"]: row["State"] for row in rows}
         if len(states) == len(job_ids) and all(
             state.startswith(TERMINAL_PREFIXES) for state in states.values()

@@ -69,9 +69,10 @@ async def test_plain_sbatch_jobs_are_ingested_with_sacct_figures_and_reingesting
     for account in ACCOUNTS:
         await make_project(session, account.title(), slurm_account=account, cluster=CLUSTER)
     await session.commit()
+    submitted_after = (datetime.now(UTC) - timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%S")
     alice_job = sbatch_as("alice", "physics", "sleep 2")
     bob_job = sbatch_as("bob", "chemistry", "sleep 1")
-    await wait_until_finished([alice_job, bob_job])
+    await wait_until_finished([alice_job, bob_job], submitted_after)
     since = datetime.now(UTC) - timedelta(minutes=30)
 
     first = await ingest_cycle(sessionmaker, slurm_adapter, CLUSTER, first_since=since)
