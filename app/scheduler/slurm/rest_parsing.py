@@ -47,6 +47,22 @@ def _v38_ids(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     return f"{array_job}_{task}", str(array_job), str(task)
 
 
+def _v38_paths(
+    job: Mapping[str, Any], array_job_id: str | None, array_task_id: str | None
+) -> dict[str, str | None]:
+    return {
+        key: expand_output_path(
+            _text(job.get(key)),
+            job_id=str(job["job_id"]),
+            name=_text(job.get("name")),
+            user=_text(job.get("user_name")),
+            array_job_id=array_job_id,
+            array_task_id=array_task_id,
+        )
+        for key in ("standard_output", "standard_error")
+    }
+
+
 def job_from_v0038(job: Mapping[str, Any]) -> JobInfo:
     """Map one ``/slurm/v0.0.38/jobs`` (or ``squeue --json``) record onto a JobInfo."""
     job_id, array_job_id, array_task_id = _v38_ids(job)
@@ -58,17 +74,7 @@ def job_from_v0038(job: Mapping[str, Any]) -> JobInfo:
     start, end = _epoch(job.get("start_time")), _epoch(job.get("end_time"))
     limit = job.get("time_limit")
     user, name = _text(job.get("user_name")), _text(job.get("name"))
-    paths = {
-        key: expand_output_path(
-            _text(job.get(key)),
-            job_id=str(job["job_id"]),
-            name=name,
-            user=user,
-            array_job_id=array_job_id,
-            array_task_id=array_task_id,
-        )
-        for key in ("standard_output", "standard_error")
-    }
+    paths = _v38_paths(job, array_job_id, array_task_id)
     return JobInfo(
         job_id=job_id,
         array_job_id=array_job_id,
