@@ -34,6 +34,12 @@ def cluster_config() -> ClusterConfig:
     return next(iter(load_clusters(CLUSTERS_FILE).values()))
 
 
+@pytest.fixture
+def cluster() -> ClusterConfig:
+    """The development cluster's configuration (skips when the file is missing)."""
+    return cluster_config()
+
+
 @pytest.fixture(scope="module")
 async def ssh_adapter() -> AsyncIterator[SchedulerAdapter]:
     adapter = build_adapter(cluster_config(), "ssh")
