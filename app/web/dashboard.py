@@ -1,6 +1,7 @@
 """The dashboard, and the job-list read model it shares with the job history page.
 
-Job lists are one query per page: visible jobs (``jobs.repository``) narrowed by the
+Job lists are one query per page (text searches: one per id window, see
+``_search_windows``): visible jobs (``jobs.repository``) narrowed by the
 filters, keyset-paged on the primary key, with the project name joined in and array tasks
 counted per parent in correlated sub-queries, so nothing is loaded row by row.
 """
@@ -27,6 +28,7 @@ from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
 
 PAGE_SIZE = 50
+SEARCH_WINDOW = 50_000
 RECENT_JOBS = 10
 QUICK_LINKS = 5
 # A cluster not heard from for this many poll intervals is shown as unreachable.
@@ -131,6 +133,25 @@ def _row(job: Job, project: str, counts: tuple[int | None, ...]) -> JobRow:
     )
 
 
+async def _search_windows(
+    session: AsyncSession, query: Select[Any], before: int | None, wanted: int
+) -> list[Any]:
+    """Newest matches first, scanning id ranges from the top down.
+
+    The planner cannot estimate how many names match ``ILIKE '%text%'``; asked in one go it
+    collects every visible job and sorts them. Bounded id windows keep each step an index
+    range scan, and the search stops as soon as a page is full.
+    """
+    upper = before or (await session.scalar(select(func.max(Job.id))) or 0) + 1
+    found: list[Any] = []
+    while upper > 1 and len(found) < wanted:
+        window = query.where(Job.id < upper, Job.id >= upper - SEARCH_WINDOW)
+        ordered = window.order_by(Job.id.desc()).limit(wanted - len(found))
+        found.extend((await session.execute(ordered)).all())
+        upper -= SEARCH_WINDOW
+    return found
+
+
 def _split(values: tuple[Any, ...]) -> tuple[Job, str, tuple[int | None, ...]]:
     return values[0], values[1], values[2:]
 
@@ -157,7 +178,7 @@ async def history_page(
         owner_user_id=user.id if filters.mine_only else None,
     )
     query = _narrow(repository.apply_filters(query, base), filters)
-    if before is not None:
+    if before is not None and not filters.text.strip():
         query = query.where(Job.id < before)
     query = query.join(Project, Project.id == Job.project_id).add_columns(
         Project.name,
@@ -166,8 +187,11 @@ async def history_page(
         _task_count(_task.state == "completed"),
         _task_count(_task.state.in_(states.TERMINAL_STATES)),
     )
-    result = await session.execute(query.order_by(Job.id.desc()).limit(limit + 1))
-    rows = [_row(*_split(tuple(r))) for r in result.all()]
+    if filters.text.strip():
+        found = await _search_windows(session, query, before, limit + 1)
+    else:
+        found = list((await session.execute(query.order_by(Job.id.desc()).limit(limit + 1))).all())
+    rows = [_row(*_split(tuple(r))) for r in found]
     has_more = len(rows) > limit
     return rows[:limit], rows[limit - 1].id if has_more else None
 
