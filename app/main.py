@@ -29,7 +29,7 @@ from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import SchedulerRegistry
 from app.security import SecurityHeadersMiddleware
 from app.templating import render
-from app.web import admin, admin_audit, dashboard, logs_stream, usage
+from app.web import admin, admin_audit, dashboard, logs_stream, tokens, usage
 from app.web import jobs as job_pages
 from app.web.router import router as web_router
 
@@ -104,6 +104,7 @@ def include_routers(app: FastAPI) -> None:
         app.include_router(router)
     for router in (admin.router, admin_audit.router, usage.router):
         app.include_router(router)
+    app.include_router(tokens.router)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
