@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.v1.routes import clusters, jobs, logs, me, projects, templates
+from app.api.v1.routes import clusters, jobs, logs, me, projects, templates, usage
 from app.api.v1.schemas import ERROR_RESPONSES
 
 router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
-# Usage reports for managers and admins will be one more router in this list.
-for module in (me, projects, clusters, templates, jobs, logs):
+for module in (me, projects, clusters, templates, jobs, logs, usage):
     router.include_router(module.router)

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date, timedelta
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import UsageDaily, utc_now
+from tests.factories import DEFAULT_CLUSTER, make_user
+from tests.integration.api.conftest import World, issue_token
+
+TODAY = utc_now().date()
+
+
+async def _usage(session: AsyncSession, account: str, user: str, day: date, hours: int) -> None:
+    session.add(
+        UsageDaily(
+            cluster=DEFAULT_CLUSTER,
+            account=account,
+            user_name=user,
+            partition="debug",
+            day=day,
+            cpu_seconds=hours * 3600,
+            jobs_total=1,
+            jobs_completed=1,
+        )
+    )
+    await session.flush()
+
+
+async def _seed(session: AsyncSession) -> None:
+    await _usage(session, "physics", "alice", TODAY, 2)
+    await _usage(session, "physics", "carol", TODAY - timedelta(days=1), 3)
+    await _usage(session, "chemistry", "bob", TODAY, 7)
+    await session.commit()
+
+
+async def test_manager_read_token_sees_only_managed_projects(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    await _seed(session)
+    headers = await issue_token(session, world.carol, ("read",))
+    response = await client.get("/api/v1/usage", headers=headers)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert [(t["group"], t["cpu_hours"]) for t in body["totals"]] == [("Physics", 5.0)]
+    assert body["grand_total"]["jobs_total"] == 2
+    assert len(body["periods"]) == 30
+    assert body["end"] == TODAY.isoformat()
+
+
+async def test_member_is_forbidden(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.alice, ("read",))
+    response = await client.get("/api/v1/usage", headers=headers)
+    assert response.status_code == 403
+    assert response.json()["error"] == "Forbidden"
+
+
+async def test_site_wide_view_needs_the_admin_scope(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    await _seed(session)
+    admin = await make_user(session, "ops", is_site_admin=True)
+    read_only = await issue_token(session, admin, ("read",))
+    with_admin = await issue_token(session, admin, ("admin",))
+    assert (await client.get("/api/v1/usage", headers=read_only)).status_code == 403
+    response = await client.get(
+        "/api/v1/usage?group_by=user&sort=group&order=asc", headers=with_admin
+    )
+    assert response.status_code == 200, response.text
+    assert [t["group"] for t in response.json()["totals"]] == ["alice", "bob", "carol"]
+
+
+async def test_grouping_and_period_follow_the_query(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    await _seed(session)
+    headers = await issue_token(session, world.carol, ("read",))
+    start = TODAY - timedelta(days=1)
+    params = {"start": start.isoformat(), "end": TODAY.isoformat(), "group_by": "user"}
+    body = (await client.get("/api/v1/usage", params=params, headers=headers)).json()
+    cells = sorted((c["group"], c["period"], c["cpu_hours"]) for c in body["cells"])
+    assert cells == [("alice", TODAY.isoformat(), 2.0), ("carol", start.isoformat(), 3.0)]
+    assert body["periods"] == [start.isoformat(), TODAY.isoformat()]
+
+
+async def test_csv_format_is_the_reports_export(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    await _seed(session)
+    headers = await issue_token(session, world.carol, ("read",))
+    response = await client.get("/api/v1/usage?format=csv&period=month", headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert {row["group"] for row in rows} == {"Physics"}
+    assert sum(float(row["cpu_hours"]) for row in rows) == 5.0
+    assert all(row["period"].endswith("-01") for row in rows)
+
+
+async def test_invalid_parameters_are_422(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.carol, ("read",))
+    for query in ("group_by=cluster", "period=year", "format=xml", "start=yesterday"):
+        response = await client.get(f"/api/v1/usage?{query}", headers=headers)
+        assert response.status_code == 422, query
+    backwards = {"start": TODAY.isoformat(), "end": (TODAY - timedelta(days=3)).isoformat()}
+    response = await client.get("/api/v1/usage", params=backwards, headers=headers)
+    assert response.status_code == 422
+    assert "end" in response.json()["fields"]
