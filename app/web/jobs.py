@@ -49,20 +49,12 @@ async def stylesheet() -> Response:
 
 
 def get_registry(request: Request) -> SchedulerRegistry:
-    """The app's scheduler registry, created on first use if start-up did not make one."""
-    state = request.app.state
-    if getattr(state, "schedulers", None) is None:
-        state.schedulers = SchedulerRegistry(state.clusters)
-    registry: SchedulerRegistry = state.schedulers
+    registry: SchedulerRegistry = request.app.state.schedulers
     return registry
 
 
 def get_job_service(request: Request) -> JobService:
-    state = request.app.state
-    if getattr(state, "job_service", None) is None:
-        roots = {name: config.log_roots for name, config in state.clusters.items()}
-        state.job_service = JobService(state.sessionmaker, get_registry(request), roots)
-    service: JobService = state.job_service
+    service: JobService = request.app.state.job_service
     return service
 
 

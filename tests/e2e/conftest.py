@@ -1,14 +1,11 @@
 """A live portal for end-to-end tests, shared by every test in this folder.
 
-``live_server`` (session scope) starts, in subprocesses, ``uvicorn`` on a free port with the
-real clusters file, and the poller (``python -m app.poller``, one-second interval) on its own
-PostgreSQL database ``<PORTAL_TEST_PG_URL database>_e2e``, migrated and filled with the demo
-seed (``alice``/``alice-demo`` ...). It yields a ``LiveServer`` with ``base_url`` and
-``database_url``. ``browser`` launches Debian's Chromium once; ``page`` is a fresh context
-and page per test. Screenshots go to ``test-artifacts/screenshots/``.
-
-The app is built by ``live_app()`` (a uvicorn factory): ``create_app()`` plus a jobs service
-if start-up did not make one, so submit forms work whatever the application factory wires.
+``live_server`` (session scope) starts ``uvicorn --factory app.main:create_app`` in a
+subprocess on a free port, with the real clusters file and the in-process poller polling
+every second, on its own PostgreSQL database ``<PORTAL_TEST_PG_URL database>_e2e``, migrated
+and filled with the demo seed (``alice``/``alice-demo`` ...). It yields a ``LiveServer`` with
+``base_url`` and ``database_url``. ``browser`` launches Debian's Chromium once; ``page`` is a
+fresh context and page per test. Screenshots go to ``test-artifacts/screenshots/``.
 """
 
 from __future__ import annotations
@@ -18,21 +15,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy.engine import make_url
 
 from app.db import migrate_to_head
-from app.jobs.service import JobService
-from app.main import create_app
-from app.scheduler.registry import SchedulerRegistry
 from tests.conftest import postgres_test_url, recreate_postgres_database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,29 +46,6 @@ START_TIMEOUT = 60.0
 class LiveServer:
     base_url: str
     database_url: str
-
-
-def live_app() -> FastAPI:
-    """uvicorn factory: the real app, with a jobs service when start-up does not make one."""
-    app = create_app()
-    inner = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(application: FastAPI) -> AsyncIterator[Any]:
-        async with inner(application) as state:
-            if getattr(application.state, "job_service", None) is None:
-                registry = getattr(application.state, "schedulers", None) or SchedulerRegistry(
-                    application.state.clusters
-                )
-                application.state.schedulers = registry
-                roots = {n: c.log_roots for n, c in application.state.clusters.items()}
-                application.state.job_service = JobService(
-                    application.state.sessionmaker, registry, roots
-                )
-            yield state
-
-    app.router.lifespan_context = lifespan
-    return app
 
 
 def _free_port() -> int:
@@ -124,26 +93,22 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         "PORTAL_DATABASE_URL": database_url,
         "PORTAL_CLUSTERS_FILE": CLUSTERS_FILE,
         "PORTAL_POLL_INTERVAL": "1",
-        "PORTAL_RUN_POLLER_IN_WEB": "false",
+        "PORTAL_RUN_POLLER_IN_WEB": "true",
     }
     subprocess.run([sys.executable, "-m", "app.seed"], env=env, cwd=ROOT, check=True)
     port = _free_port()
     logs = tmp_path_factory.mktemp("live-server")
-    server_cmd = [sys.executable, "-m", "uvicorn", "--factory", "tests.e2e.conftest:live_app"]
+    server_cmd = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
     server_cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    with (logs / "server.log").open("wb") as server_log, (logs / "poller.log").open("wb") as plog:
+    with (logs / "server.log").open("wb") as server_log:
         server = subprocess.Popen(
             server_cmd, env=env, cwd=ROOT, stdout=server_log, stderr=server_log
-        )
-        poller = subprocess.Popen(
-            [sys.executable, "-m", "app.poller"], env=env, cwd=ROOT, stdout=plog, stderr=plog
         )
         base_url = f"http://127.0.0.1:{port}"
         try:
             _wait_until_up(base_url, server)
             yield LiveServer(base_url=base_url, database_url=database_url)
         finally:
-            _stop(poller)
             _stop(server)
 
 
