@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Select, or_, select, update
+from sqlalchemy import Row, Select, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.jobs.states import ACTIVE_STATES
@@ -60,6 +61,26 @@ async def list_managed_project_ids(session: AsyncSession, user_id: int) -> list[
 async def list_active_for_cluster(session: AsyncSession, cluster: str) -> Sequence[Job]:
     query = select(Job).where(Job.cluster == cluster, Job.state.in_(ACTIVE_STATES))
     return (await session.scalars(query.order_by(Job.id))).all()
+
+
+async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) -> list[Row[Any]]:
+    """Only the columns the poller decides on: thousands of rows must stay cheap to read."""
+    query = (
+        select(
+            Job.id,
+            Job.uuid,
+            Job.state,
+            Job.slurm_job_id,
+            Job.created_at,
+            Job.last_seen_at,
+            Job.reason,
+            Job.array_spec,
+            Job.array_parent_id,
+        )
+        .where(Job.cluster == cluster, Job.state.in_(ACTIVE_STATES))
+        .order_by(Job.id)
+    )
+    return list(await session.execute(query))
 
 
 async def list_by_ids(session: AsyncSession, job_ids: Sequence[int]) -> list[Job]:

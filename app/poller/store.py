@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
@@ -15,7 +16,7 @@ from app.models import ClusterStatus, Job
 from app.poller.reconcile import TrackedJob, Transition
 
 
-def tracked(job: Job) -> TrackedJob:
+def tracked(job: Job | Row[Any]) -> TrackedJob:
     return TrackedJob(
         id=job.id,
         uuid=job.uuid,
@@ -33,7 +34,7 @@ async def load_tracked_jobs(
     sessionmaker: async_sessionmaker[AsyncSession], cluster: str
 ) -> list[TrackedJob]:
     async with sessionmaker() as session:
-        rows = await repository.list_active_for_cluster(session, cluster)
+        rows = await repository.list_tracking_rows_for_cluster(session, cluster)
         return [tracked(row) for row in rows]
 
 
