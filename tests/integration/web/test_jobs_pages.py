@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.jobs.service import JobService
 from app.models import Job, JobEvent
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.states import JobState as SchedulerState
 from app.scheduler.types import JobSpec
 from tests.factories import make_job, make_template
 from tests.integration.web.conftest import People, sign_in
@@ -340,3 +341,29 @@ async def test_resubmit_with_a_bad_value_shows_the_error_next_to_the_field(
     assert response.status_code == 422
     assert 'id="time_limit-error"' in response.text and 'aria-invalid="true"' in response.text
     assert "submit" not in fake.calls
+
+
+@pytest.mark.parametrize(
+    ("state", "action", "scheduler_state"),
+    [("pending", "hold", SchedulerState.QUEUED), ("held", "release", SchedulerState.QUEUED_HELD)],
+)
+async def test_owner_holds_a_pending_job_and_releases_a_held_one(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+    state: str,
+    action: str,
+    scheduler_state: SchedulerState,
+) -> None:
+    slurm_id = await fake.submit(SPEC, "alice")
+    fake.set_state(slurm_id, scheduler_state)
+    job = await _job(sessionmaker, people, "alice", state=state, slurm_job_id=slurm_id)
+    token = await sign_in(client, "alice")
+    detail = await client.get(f"/jobs/{job.id}")
+    assert f'hx-post="/jobs/{job.id}/{action}"' in detail.text
+
+    response = await client.post(f"/jobs/{job.id}/{action}", data={"csrf_token": token})
+
+    assert response.status_code == 303
+    assert action in fake.calls
