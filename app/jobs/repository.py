@@ -64,7 +64,16 @@ async def list_active_for_cluster(session: AsyncSession, cluster: str) -> Sequen
 
 
 async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) -> list[Row[Any]]:
-    """Only the columns the poller decides on: thousands of rows must stay cheap to read."""
+    """Active jobs plus every task row of an active array, with only the deciding columns.
+
+    Finished tasks are included so that a task Slurm still lists is not created twice.
+    """
+    active_parents = select(Job.id).where(
+        Job.cluster == cluster,
+        Job.state.in_(ACTIVE_STATES),
+        Job.array_spec.is_not(None),
+        Job.array_parent_id.is_(None),
+    )
     query = (
         select(
             Job.id,
@@ -77,7 +86,10 @@ async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) ->
             Job.array_spec,
             Job.array_parent_id,
         )
-        .where(Job.cluster == cluster, Job.state.in_(ACTIVE_STATES))
+        .where(
+            Job.cluster == cluster,
+            or_(Job.state.in_(ACTIVE_STATES), Job.array_parent_id.in_(active_parents)),
+        )
         .order_by(Job.id)
     )
     return list(await session.execute(query))

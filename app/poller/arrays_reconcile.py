@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 from datetime import datetime
 
 from app.jobs import states
@@ -12,6 +13,7 @@ from app.poller.rules import (
     Snapshot,
     TrackedJob,
     Transition,
+    is_settled_in_queue,
     is_task_record,
     observed_changes,
 )
@@ -19,9 +21,18 @@ from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo
 
 
-def array_records(array_id: str, queue: Snapshot, accounting: Snapshot) -> list[JobInfo]:
-    """Every record of one array; a task's terminal accounting record beats its queue one."""
-    merged: dict[str, JobInfo] = {info.job_id: info for info in queue.by_array.get(array_id, ())}
+def array_records(
+    array_id: str, queue: Snapshot, accounting: Snapshot, now: datetime, grace: Grace
+) -> list[JobInfo]:
+    """Every record of one array; a task's terminal accounting record beats its queue one.
+
+    A task that ended in the queue but is not yet in accounting counts as still completing,
+    so the parent never ends before the rows of its tasks do.
+    """
+    merged: dict[str, JobInfo] = {}
+    for info in queue.by_array.get(array_id, ()):
+        is_unconfirmed = info.state.is_terminal and not is_settled_in_queue(info, now, grace)
+        merged[info.job_id] = replace(info, state=JobState.COMPLETING) if is_unconfirmed else info
     for info in accounting.by_array.get(array_id, ()):
         if info.job_id not in merged or info.state.is_terminal:
             merged[info.job_id] = info

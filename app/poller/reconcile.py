@@ -48,7 +48,9 @@ def accounting_ids(jobs: Iterable[TrackedJob], queue_infos: Iterable[JobInfo]) -
     wanted = {
         job.slurm_job_id
         for job in jobs
-        if job.slurm_job_id is not None and _needs_accounting(job, queue)
+        if job.slurm_job_id is not None
+        and not states.is_terminal(job.state)
+        and _needs_accounting(job, queue)
     }
     return sorted(wanted)
 
@@ -92,7 +94,7 @@ def reconcile(
             transitions.extend([found] if found else [])
             continue
         if job.is_array_parent:
-            records = array_records(job.slurm_job_id, queue, accounting)
+            records = array_records(job.slurm_job_id, queue, accounting, now, rules)
             transitions.extend(new_task_rows(job, records, known_tasks[job.id], now))
             parent = reconcile_parent(job, records, now, rules)
             transitions.extend([parent] if parent else [])

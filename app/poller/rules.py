@@ -155,7 +155,7 @@ def _missing(job: TrackedJob, now: datetime, grace: Grace) -> Transition | None:
     return Transition(job.id, job.state, states.UNDETERMINED, MISSING)
 
 
-def _is_settled_in_queue(info: JobInfo, now: datetime, grace: Grace) -> bool:
+def is_settled_in_queue(info: JobInfo, now: datetime, grace: Grace) -> bool:
     # A terminal queue record has no exit code; wait a little for accounting to catch up.
     ended = info.end_time or now
     return now - ended >= grace.accounting_lag
@@ -173,7 +173,7 @@ def reconcile_single(
     if queued is not None and not queued.state.is_terminal:
         return move(job, queued, now)
     if queued is not None:
-        return move(job, queued, now) if _is_settled_in_queue(queued, now, grace) else None
+        return move(job, queued, now) if is_settled_in_queue(queued, now, grace) else None
     if recorded is not None:
         return move(job, recorded, now)
     pending = pending_array_record(job.slurm_job_id, queue)

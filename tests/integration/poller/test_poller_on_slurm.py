@@ -177,3 +177,22 @@ async def test_unreachable_cluster_is_recorded_and_no_job_turns_terminal(portal:
     assert not states.is_terminal((await portal.job(job.id)).state)
     status = await cluster_status(portal)
     assert (status.consecutive_failures, status.last_error) == (0, None)
+
+
+async def test_array_parent_and_task_rows_follow_slurm(portal: Portal) -> None:
+    parent = await portal.service.submit(
+        portal.alice, portal.request("#!/bin/bash\nexit $SLURM_ARRAY_TASK_ID\n", array_spec="0-2")
+    )
+    done = await portal.poll_until(parent.id, lambda row: states.is_terminal(row.state), 90)
+    async with portal.sessionmaker() as session:
+        tasks = list(
+            await session.scalars(
+                select(Job).where(Job.array_parent_id == parent.id).order_by(Job.array_task_id)
+            )
+        )
+    assert [(t.slurm_job_id, t.state, t.exit_code) for t in tasks] == [
+        (f"{parent.slurm_job_id}_0", "completed", 0),
+        (f"{parent.slurm_job_id}_1", "failed", 1),
+        (f"{parent.slurm_job_id}_2", "failed", 2),
+    ]
+    assert (done.state, done.exit_code) == ("failed", 2)

@@ -208,7 +208,10 @@ def test_array_tasks_get_rows_as_slurm_creates_them() -> None:
 
 
 def test_pending_array_record_keeps_parent_active_when_tasks_ended() -> None:
-    queue = [info("12_1", JobState.COMPLETED, end_time=NOW), info("12_[2-5]", JobState.QUEUED)]
+    queue = [
+        info("12_1", JobState.COMPLETED, end_time=ENDED_LONG_AGO),
+        info("12_[2-5]", JobState.QUEUED),
+    ]
     task = job("completed", "12_1", id=11, array_parent_id=10)
     changes = reconcile([parent("running"), task], queue, [], NOW, GRACE)
     assert [t.to_state for t in changes if t.job_id == 10] == ["pending"]
@@ -234,3 +237,24 @@ def test_held_task_covered_by_pending_record_is_not_missing() -> None:
     queue = [info("12_[0-9999]", JobState.QUEUED_HELD, reason="JobHeldUser")]
     [change] = reconcile([task], queue, [], NOW, GRACE)
     assert (change.to_state, change.is_state_change) == ("held", False)
+
+
+def test_finished_task_still_listed_by_slurm_is_not_created_again() -> None:
+    task = job("completed", "12_1", id=11, array_parent_id=10)
+    queue = [info("12_1", JobState.COMPLETED, end_time=NOW), info("12_2", JobState.RUNNING)]
+    changes = reconcile([parent("running"), task], queue, [], NOW, GRACE)
+    assert [t.changes["slurm_job_id"] for t in changes if t.job_id is None] == ["12_2"]
+
+
+def test_finished_rows_are_never_sent_to_accounting() -> None:
+    assert accounting_ids([job("completed", "12_1", id=11, array_parent_id=10)], []) == []
+
+
+def test_parent_waits_for_accounting_to_confirm_a_task_that_just_ended() -> None:
+    queue = [info("12_0", JobState.COMPLETED, end_time=NOW)]
+    task = job("running", "12_0", id=11, array_parent_id=10)
+    changes = reconcile([parent("running"), task], queue, [], NOW, GRACE)
+    assert [t.to_state for t in changes if t.job_id == 10] == ["running"]
+    confirmed = [info("12_0", JobState.COMPLETED, exit_code=0)]
+    changes = reconcile([parent("running"), task], queue, confirmed, NOW, GRACE)
+    assert {t.job_id: t.to_state for t in changes} == {10: "completed", 11: "completed"}
