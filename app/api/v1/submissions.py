@@ -6,6 +6,7 @@ module only picks the version and the project and applies the raw-script policy.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,12 +14,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.api.v1.schemas import SubmitIn
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.job_templates import service as templates
+from app.job_templates.context import SubmitContext
 from app.job_templates.render import render
 from app.job_templates.schema import load_schema
 from app.jobs.requests import JobRequest
 from app.models import JobTemplate, Project, TemplateVersion
 from app.projects import service as projects
 from app.users.actor import Actor
+
+# The site templates' default too: without a known path the output could not be read back.
+RAW_SCRIPT_OUTPUT = "portal-jobs/%x-%j.out"
+ContextFor = Callable[[Project], Awaitable[SubmitContext]]
 
 
 def may_submit_raw_script(actor: Actor, project: Project) -> bool:
@@ -56,7 +62,7 @@ def _with_account(version: TemplateVersion, body: SubmitIn, project: Project) ->
     return {account: project.slurm_account, **body.parameters}
 
 
-def _raw_request(body: SubmitIn, project: Project) -> JobRequest:
+def _raw_request(body: SubmitIn, project: Project, home: str | None) -> JobRequest:
     assert body.script is not None
     return JobRequest(
         project_id=project.id,
@@ -66,19 +72,27 @@ def _raw_request(body: SubmitIn, project: Project) -> JobRequest:
         time_limit_minutes=body.time_limit_minutes,
         cpus_per_task=body.cpus_per_task,
         memory_mb=body.memory_mb,
+        stdout_path=f"{home.rstrip('/')}/{RAW_SCRIPT_OUTPUT}" if home else None,
     )
 
 
-async def build_request(session: AsyncSession, actor: Actor, body: SubmitIn) -> JobRequest:
-    """The JobRequest for ``body``; ValidationFailed/NotFound/Forbidden when it cannot be."""
+async def build_request(
+    session: AsyncSession, actor: Actor, body: SubmitIn, context_for: ContextFor
+) -> JobRequest:
+    """The JobRequest for ``body``; ValidationFailed/NotFound/Forbidden when it cannot be.
+
+    ``context_for`` gives the submitter's home, roots and choices on the project's cluster,
+    as the submit page sees them, so paths like ``~/out.txt`` mean the same in both.
+    """
     if (body.template_id is None) == (body.script is None):
         detail = "Give either template_id (with parameters) or script, not both."
         raise ValidationFailed(detail, {"template_id": detail})
     if body.template_id is not None:
         template, version = await _version(session, actor, body.template_id, body.template_version)
         project = await _project(session, actor, body.project_id, template)
-        return render(version, _with_account(version, body, project), project)
+        context = await context_for(project)
+        return render(version, _with_account(version, body, project), project, context)
     project = await _project(session, actor, body.project_id, None)
     if not may_submit_raw_script(actor, project):
         raise Forbidden("Only a template can be submitted to this project.")
-    return _raw_request(body, project)
+    return _raw_request(body, project, (await context_for(project)).home)

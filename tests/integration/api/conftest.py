@@ -1,9 +1,13 @@
-"""An app wired to the test database and an in-memory scheduler, and token helpers."""
+"""An app wired to the test database and an in-memory scheduler, token helpers, and an app
+on the real development cluster for tests marked ``slurm``."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -90,3 +94,36 @@ async def issue_token(
     )
     await session.commit()
     return {"Authorization": f"Bearer {created.secret}"}
+
+
+CLUSTERS_FILE = Path(os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml"))
+
+
+def clusters_file() -> Path:
+    if not CLUSTERS_FILE.exists():
+        pytest.skip(f"{CLUSTERS_FILE} missing: run scripts/dev-cluster up (scripts/test does)")
+    return CLUSTERS_FILE
+
+
+@asynccontextmanager
+async def serving(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of an app built from ``settings``, lifespan (and so the poller) running."""
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://portal.test") as http:
+            yield http
+
+
+@pytest.fixture
+async def cluster_client(db_url: str) -> AsyncIterator[httpx.AsyncClient]:
+    """The API on the real development cluster, with the poller running every second."""
+    settings = Settings(
+        env="dev",
+        database_url=db_url,
+        clusters_file=clusters_file(),
+        run_poller_in_web=True,
+        poll_interval=1,
+    )
+    async with serving(settings) as http:
+        yield http

@@ -15,6 +15,7 @@ from app.jobs import service as jobs
 from app.jobs.repository import JobFilters
 from app.jobs.states import is_terminal
 from app.models import JOB_STATES, Job
+from app.web.choices import context_for
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 MAX_KEY_LENGTH = 128
@@ -63,6 +64,7 @@ def _checked_key(key: str | None) -> str | None:
     summary="Submit a job from a template or a raw script",
 )
 async def submit_job(
+    request: Request,
     session: SessionDep,
     principal: Submitter,
     service: JobServiceDep,
@@ -70,7 +72,12 @@ async def submit_job(
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:
     key = _checked_key(idempotency_key)
-    job_request = await submissions.build_request(session, principal.actor, body)
+    job_request = await submissions.build_request(
+        session,
+        principal.actor,
+        body,
+        lambda project: context_for(request, session, principal.actor, project),
+    )
     return job_out(await service.submit(principal.user, job_request, key))
 
 
