@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
@@ -60,7 +61,7 @@ class HistoryFilters:
             "until": self.until,
             "q": self.text or None,
         }
-        return "&".join(f"{k}={v}" for k, v in pairs.items() if v is not None)
+        return urlencode({key: value for key, value in pairs.items() if value is not None})
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,7 +147,12 @@ async def job_history_rows(
     before: BeforeDep = None,
 ) -> Response:
     context = await _history_context(session, actor, filters, before)
-    return page(request, web, "jobs/list.html", context, block="results")
+    response = page(request, web, "jobs/list.html", context, block="results")
+    if request.headers.get("HX-Trigger") == "job-filters":
+        # The address bar shows the filtered page, so it can be bookmarked and shared.
+        query = filters.query_string()
+        response.headers["HX-Push-Url"] = f"/jobs?{query}" if query else "/jobs"
+    return response
 
 
 # --- job detail and actions --------------------------------------------------------------

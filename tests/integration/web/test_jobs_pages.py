@@ -79,6 +79,24 @@ async def test_history_filters_by_state_and_searches_name_and_slurm_id(
     assert "dft" in by_id.text and "md-prod" not in by_id.text
 
 
+async def test_filtering_from_the_form_puts_the_filtered_page_in_the_address_bar(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    await sign_in(client, "alice")
+
+    from_form = await client.get(
+        "/jobs/rows",
+        params={"state": "failed", "q": "md & co"},
+        headers={"HX-Request": "true", "HX-Trigger": "job-filters"},
+    )
+    from_polling = await client.get(
+        "/jobs/rows", headers={"HX-Request": "true", "HX-Trigger": "job-results"}
+    )
+
+    assert from_form.headers["HX-Push-Url"] == "/jobs?state=failed&q=md+%26+co"
+    assert "HX-Push-Url" not in from_polling.headers
+
+
 async def test_history_filters_by_template_and_date_range(
     client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
