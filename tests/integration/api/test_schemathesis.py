@@ -7,6 +7,8 @@ the unauthenticated paths and the authorized ones are exercised.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head
+from app.jobs.service import JobService
 from app.main import create_app
 from app.scheduler.fake import FakeScheduler
 from app.tokens import service as tokens
@@ -50,8 +53,19 @@ def fuzz_app(tmp_path_factory: pytest.TempPathFactory) -> tuple[FastAPI, str]:
     migrate_to_head(url)
     secret = asyncio.run(_seed(url))
     app = create_app(Settings(env="dev", database_url=url, run_poller_in_web=False))
-    app.state.clusters = {DEFAULT_CLUSTER: None}
-    app.state.schedulers = FakeRegistry(FakeScheduler(accounts={"alice": ["physics"]}))
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application: FastAPI) -> AsyncIterator[Any]:
+        # The in-memory scheduler goes in after start-up, which builds the real registry.
+        async with inner(application) as state:
+            registry = FakeRegistry(FakeScheduler(accounts={"alice": ["physics"]}))
+            application.state.clusters = {DEFAULT_CLUSTER: None}
+            application.state.schedulers = registry
+            application.state.job_service = JobService(application.state.sessionmaker, registry)
+            yield state
+
+    app.router.lifespan_context = lifespan
     return app, secret
 
 
