@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -31,6 +31,7 @@ from app.security import SecurityHeadersMiddleware
 from app.templating import render
 from app.web import admin, admin_audit, dashboard, logs_stream, tokens, usage
 from app.web import jobs as job_pages
+from app.web.auth import WebContextDep
 from app.web.router import router as web_router
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,10 @@ pages = APIRouter()
 
 
 @pages.get("/", include_in_schema=False)
-async def home(request: Request) -> Response:
+async def home(request: Request, context: WebContextDep) -> Response:
+    # Signed-in researchers land on their own jobs; the welcome page is for visitors.
+    if context.actor is not None:
+        return RedirectResponse(request.url_for("dashboard"), status_code=303)
     return render(request, "home.html", {"clusters": sorted(request.app.state.clusters)})
 
 

@@ -7,7 +7,6 @@ re-rendered without ``hx-trigger`` once everything in it has ended, which stops 
 
 from __future__ import annotations
 
-import asyncio
 from datetime import date
 from typing import Annotated, Any, Literal
 
@@ -25,7 +24,7 @@ from app.models import Job, User
 from app.models.jobs import JOB_STATES
 from app.scheduler.errors import SchedulerError
 from app.scheduler.registry import SchedulerRegistry
-from app.templating import TEMPLATES_DIR, is_htmx
+from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
@@ -37,15 +36,6 @@ ActionName = Literal["cancel", "hold", "release"]
 
 router = APIRouter(include_in_schema=False)
 actions = csrf_protected_router()
-STYLESHEET = TEMPLATES_DIR / "jobs" / "jobs.css"
-
-
-# Registered first: "/jobs/assets/..." must not be read as a job id.
-@router.get("/jobs/assets/jobs.css", name="jobs_stylesheet")
-async def stylesheet() -> Response:
-    """The job pages' stylesheet, kept next to the templates that use its classes."""
-    css = await asyncio.to_thread(STYLESHEET.read_text, encoding="utf-8")
-    return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=300"})
 
 
 def get_registry(request: Request) -> SchedulerRegistry:
