@@ -19,14 +19,14 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app import api, health
+from app import api, health, observability
 from app.config import Settings, load_cluster_configs, load_settings
 from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
 from app.jobs.service import JobService
+from app.observability.scheduler import InstrumentedRegistry
 from app.poller.runner import run_poller
 from app.scheduler.config import ClusterConfig
-from app.scheduler.registry import SchedulerRegistry
 from app.security import SecurityHeadersMiddleware
 from app.templating import render
 from app.web import admin, admin_audit, dashboard, logs_stream, tokens, usage
@@ -56,7 +56,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     clusters: dict[str, ClusterConfig] = app.state.clusters
     engine = create_engine(settings.database_url)
     sessionmaker = create_sessionmaker(engine)
-    registry = SchedulerRegistry(clusters)
+    registry = InstrumentedRegistry(clusters)
     app.state.engine = engine
     app.state.sessionmaker = sessionmaker
     app.state.schedulers = registry
@@ -78,7 +78,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 def _start_poller(
     settings: Settings,
     sessionmaker: async_sessionmaker[AsyncSession],
-    registry: SchedulerRegistry,
+    registry: InstrumentedRegistry,
     stop: asyncio.Event,
 ) -> asyncio.Task[None] | None:
     """The single-machine default: the poller runs as a task of the web process."""
@@ -126,6 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.clusters = clusters
     install_error_handlers(app)
     app.add_middleware(SecurityHeadersMiddleware)
+    observability.install(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     include_routers(app)
     return app
