@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.models import utc_now
+from app.observability.scheduler import observe_cycle
 from app.poller import lease
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
@@ -81,6 +82,9 @@ async def _one_turn(
     if not await lease.acquire(sessionmaker, cluster, holder, utc_now(), timing.lease):
         return False, timing.standby_retry
     result = await poll_cluster_once(sessionmaker, cluster, adapter, grace=grace)
+    observe_cycle(
+        cluster, is_ok=result.is_ok, seconds=result.seconds, transitions=result.transitions
+    )
     return True, timing.after_cycle(result.consecutive_failures)
 
 
