@@ -15,6 +15,7 @@ import pytest
 import schemathesis
 from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
+from schemathesis.core.result import Ok
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head
@@ -71,7 +72,7 @@ def fuzz_app(tmp_path_factory: pytest.TempPathFactory) -> tuple[FastAPI, str]:
 
 def _operations(app: FastAPI) -> list[Any]:
     loaded = schemathesis.openapi.from_asgi("/api/openapi.json", app)
-    return [result.ok() for result in loaded.get_all_operations()]
+    return [result.ok() for result in loaded.get_all_operations() if isinstance(result, Ok)]
 
 
 def test_api_never_answers_with_a_server_error(fuzz_app: tuple[FastAPI, str]) -> None:
