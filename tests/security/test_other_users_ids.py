@@ -1,0 +1,199 @@
+"""An attacker (carol, physics member) tries every id-bearing route with bob's ids.
+
+The routes are enumerated from ``app.routes``, so a new route is attacked without editing
+this file. Nothing of bob's may show in any answer and nothing of his may change: his job
+row and its history, the in-memory scheduler's copy of his job, his template, his token,
+his project's members and his account.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.api.v1.schemas import TemplateIn
+from app.config import Settings
+from app.jobs.service import JobService
+from app.main import create_app
+from app.models import ApiToken, Job, JobEvent, JobTemplate, Membership, User
+from app.scheduler.fake import FakeScheduler
+from app.scheduler.types import JobSpec
+from app.security import hash_password
+from app.tokens import service as tokens
+from app.users.service import actor_for
+from tests.factories import (
+    DEFAULT_CLUSTER,
+    add_member,
+    make_job,
+    make_project,
+    make_template,
+    make_user,
+)
+from tests.integration.api.conftest import FakeRegistry
+from tests.integration.web.conftest import sign_in
+from tests.security.routes import STATE_CHANGING, RouteInfo, all_routes
+
+SECRET_NAME = "bobs-secret-run-7Q"
+SECRET_SCRIPT = "#!/bin/bash\necho BOB-PRIVATE-SCRIPT-9Z\n"
+SECRET_TEMPLATE = "bobs-private-template-4K"
+# Route parameters that name no one's data: a cluster or a log stream is shared by all.
+SHARED_PARAMETERS = {"cluster", "stream", "action", "version"}
+ALLOWED = {401, 403, 404, 405, 409}
+# Well-formed bodies, so a refusal comes from authorization and not from validation.
+API_BODIES: dict[str, dict[str, Any]] = {
+    "update_template": TemplateIn.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
+    "resubmit_job": {},
+    "clone_template": {},
+}
+
+
+@dataclass
+class Victim:
+    user_id: int
+    job_id: int
+    slurm_job_id: str
+    template_id: int
+    project_id: int
+    token_id: int
+
+
+@pytest.fixture
+async def fake() -> FakeScheduler:
+    return FakeScheduler(accounts={"bob": ["chemistry"], "carol": ["physics"]})
+
+
+@pytest.fixture
+async def app(settings: Settings, fake: FakeScheduler) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        registry = FakeRegistry(fake)
+        application.state.clusters = {DEFAULT_CLUSTER: None}
+        application.state.schedulers = registry
+        application.state.job_service = JobService(application.state.sessionmaker, registry)
+        yield application
+
+
+async def _victim(session: AsyncSession, fake: FakeScheduler) -> Victim:
+    password = hash_password("secret-pass")
+    bob = await make_user(session, "bob", cluster_username="bob", password_hash=password)
+    chemistry = await make_project(session, "chemistry", slurm_account="chemistry")
+    await add_member(session, bob, chemistry, role="manager")
+    spec = JobSpec(script=SECRET_SCRIPT, name=SECRET_NAME, account="chemistry")
+    slurm_id = await fake.submit(spec, "bob")
+    job = await make_job(
+        session, bob, chemistry, slurm_job_id=slurm_id, name=SECRET_NAME, script=SECRET_SCRIPT
+    )
+    template = await make_template(
+        session, bob, name=SECRET_TEMPLATE, script=SECRET_SCRIPT, scope="personal"
+    )
+    created = await tokens.create_token(
+        session, await actor_for(session, bob), name="bobs", scopes=["read"], lifetime_days=1
+    )
+    await session.commit()
+    return Victim(bob.id, job.id, slurm_id, template.id, chemistry.id, created.token.id)
+
+
+async def _attacker_token(session: AsyncSession) -> str:
+    password = hash_password("secret-pass")
+    carol = await make_user(session, "carol", cluster_username="carol", password_hash=password)
+    physics = await make_project(session, "physics", slurm_account="physics")
+    await add_member(session, carol, physics)
+    created = await tokens.create_token(
+        session,
+        await actor_for(session, carol),
+        name="attack",
+        scopes=["read", "submit"],
+        lifetime_days=1,
+    )
+    await session.commit()
+    return created.secret
+
+
+def _values(victim: Victim) -> dict[str, str]:
+    return {
+        "job_id": str(victim.job_id),
+        "template_id": str(victim.template_id),
+        "project_id": str(victim.project_id),
+        "user_id": str(victim.user_id),
+        "token_id": str(victim.token_id),
+        "version": "1",
+        "stream": "stdout",
+        "action": "cancel",
+        "cluster": DEFAULT_CLUSTER,
+    }
+
+
+def _is_id_bearing(route: RouteInfo) -> bool:
+    return bool(set(route.parameters) - SHARED_PARAMETERS)
+
+
+async def _attack(
+    client: httpx.AsyncClient, route: RouteInfo, url: str, token: str, csrf: str
+) -> httpx.Response:
+    if route.is_api:
+        headers = {"Authorization": f"Bearer {token}"}
+        body = API_BODIES.get(route.name, {})
+        if route.method in STATE_CHANGING:
+            return await client.request(route.method, url, headers=headers, json=body)
+        return await client.request(route.method, url, headers=headers)
+    form = {"csrf_token": csrf, "name": "x", "script": "echo hi", "active": "false"}
+    if route.method in STATE_CHANGING:
+        return await client.request(route.method, url, data=form)
+    return await client.request(route.method, url)
+
+
+async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession], victim: Victim) -> tuple:
+    async with sessionmaker() as session:
+        job = await session.get(Job, victim.job_id)
+        template = await session.get(JobTemplate, victim.template_id)
+        token = await session.get(ApiToken, victim.token_id)
+        bob = await session.get(User, victim.user_id)
+        assert job and template and token and bob
+        events = await session.scalar(
+            select(func.count()).select_from(JobEvent).where(JobEvent.job_id == job.id)
+        )
+        members = await session.scalar(
+            select(func.count())
+            .select_from(Membership)
+            .where(Membership.project_id == victim.project_id)
+        )
+        return (
+            (job.state, job.name, job.slurm_job_id, events),
+            (template.name, template.current_version_id, template.is_archived),
+            (token.revoked_at, token.name),
+            (bob.is_active, bob.is_site_admin),
+            members,
+        )
+
+
+async def test_no_route_leaks_or_changes_another_users_data(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    async with sessionmaker() as session:
+        victim = await _victim(session, fake)
+        token = await _attacker_token(session)
+    before = await _snapshot(sessionmaker, victim)
+    scheduler_before = fake.jobs[victim.slurm_job_id]
+    csrf = await sign_in(client, "carol")
+    attacked = [route for route in all_routes(app) if _is_id_bearing(route)]
+    assert len(attacked) >= 30, "route enumeration found too few id-bearing routes"
+    problems = []
+    for route in attacked:
+        response = await _attack(client, route, route.url(_values(victim)), token, csrf)
+        leaked = any(s in response.text for s in (SECRET_NAME, SECRET_SCRIPT, SECRET_TEMPLATE))
+        if response.status_code not in ALLOWED or leaked:
+            problems.append(f"{route.method} {route.path}: {response.status_code} leaked={leaked}")
+    assert problems == [], "\n".join(problems)
+    assert await _snapshot(sessionmaker, victim) == before
+    assert fake.jobs[victim.slurm_job_id] == scheduler_before
+    assert not {"cancel", "hold", "release", "submit"} & set(fake.calls[1:])
