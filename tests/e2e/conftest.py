@@ -112,7 +112,10 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
             _stop(server)
 
 
-@pytest.fixture(scope="session")
+# Function-scoped on purpose: Playwright's sync API keeps an event loop running in this thread
+# for as long as it is open, and every asyncio test that ran after a session-long browser
+# would fail with "cannot be called from a running event loop".
+@pytest.fixture
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
