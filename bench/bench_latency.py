@@ -32,10 +32,12 @@ from app.db import create_engine, create_sessionmaker
 from app.jobs import states
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
-from app.models import Job, JobEvent, Project, User
+from app.models import Job, JobEvent, Project
 from app.poller.runner import run_poller
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
+from app.users.actor import Actor
+from app.users.service import actor_for
 
 JOBS = 50
 INTERVAL = float(os.environ.get("PORTAL_POLL_INTERVAL", "10"))
@@ -109,7 +111,7 @@ def percentiles(values: list[float]) -> str:
 async def latency(
     service: JobService,
     sessionmaker: async_sessionmaker[AsyncSession],
-    alice: User,
+    alice: Actor,
     project: Project,
 ) -> None:
     jobs = [await service.submit(alice, request(project)) for _ in range(JOBS)]
@@ -128,7 +130,7 @@ async def latency(
     print(f"  end -> terminal in DB: {percentiles(end_lag)}")
 
 
-async def throughput(service: JobService, alice: User, project: Project) -> None:
+async def throughput(service: JobService, alice: Actor, project: Project) -> None:
     held = "#!/bin/bash\n#SBATCH --hold\ntrue\n"
     started = time.perf_counter()
     submitted = [await service.submit(alice, request(project, script=held)) for _ in range(JOBS)]
@@ -160,7 +162,9 @@ async def main() -> None:
     engine = create_engine(url)
     sessionmaker = create_sessionmaker(engine)
     adapter = build_adapter(load_clusters(CLUSTERS_FILE)[CLUSTER], "ssh")
-    alice, project = await alice_in_physics(sessionmaker)
+    user, project = await alice_in_physics(sessionmaker)
+    async with sessionmaker() as session:
+        alice = await actor_for(session, user)
     service = JobService(sessionmaker, {CLUSTER: adapter})
     stop = asyncio.Event()
     settings = Settings(database_url=url, poll_interval=INTERVAL)

@@ -20,6 +20,8 @@ from app.models import (
     User,
     UserClusterAccount,
 )
+from app.users.actor import Actor
+from app.users.service import actor_for
 
 DEFAULT_CLUSTER = "testcluster"
 DEFAULT_SCRIPT = "#!/bin/bash\necho hello\n"
@@ -147,3 +149,8 @@ async def make_job(
     session.add(job)
     await session.flush()
     return job
+
+
+async def as_actor(session: AsyncSession, user: User) -> Actor:
+    """The actor services see for ``user``, with the roles stored right now."""
+    return await actor_for(session, user)

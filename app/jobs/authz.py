@@ -11,34 +11,37 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, NotFound
 from app.jobs import repository
-from app.models import Job, Membership, User
+from app.models import Job
+from app.users.actor import Actor
 
 
-def can_view(actor: User, job: Job, membership: Membership | None) -> bool:
-    return actor.is_site_admin or job.owner_user_id == actor.id or membership is not None
-
-
-def can_act(actor: User, job: Job, membership: Membership | None) -> bool:
-    if actor.is_site_admin or job.owner_user_id == actor.id:
+def can_view(actor: Actor, job: Job) -> bool:
+    if actor.is_site_admin or job.owner_user_id == actor.user_id:
         return True
-    return membership is not None and membership.role == "manager"
+    return actor.is_member_of(job.project_id)
 
 
-async def get_visible_job(session: AsyncSession, actor: User, job_id: int) -> Job:
-    """The job, or NotFound when it does not exist or the actor may not see it."""
+def can_act(actor: Actor, job: Job) -> bool:
+    if actor.is_site_admin or job.owner_user_id == actor.user_id:
+        return True
+    return actor.is_manager_of(job.project_id)
+
+
+async def get_visible_job(session: AsyncSession, actor: Actor, job_id: int) -> Job:
+    """The job, or NotFound when it does not exist or the actor may not see it.
+
+    Project roles come from the actor, which is built from the database per request, and
+    only for active users.
+    """
     job = await repository.get_by_id(session, job_id)
-    if job is None or not actor.is_active:
-        raise NotFound("No such job.")
-    membership = await repository.get_membership(session, actor.id, job.project_id)
-    if not can_view(actor, job, membership):
+    if job is None or not can_view(actor, job):
         raise NotFound("No such job.")
     return job
 
 
-async def get_actionable_job(session: AsyncSession, actor: User, job_id: int) -> Job:
+async def get_actionable_job(session: AsyncSession, actor: Actor, job_id: int) -> Job:
     """The job, or NotFound (cannot see it) / Forbidden (can see it, may not act on it)."""
     job = await get_visible_job(session, actor, job_id)
-    membership = await repository.get_membership(session, actor.id, job.project_id)
-    if not can_act(actor, job, membership):
+    if not can_act(actor, job):
         raise Forbidden("Only the job's owner or a manager of its project may do that.")
     return job

@@ -29,9 +29,10 @@ from app.errors import NotFound, ServiceUnavailable, ValidationFailed
 from app.jobs import authz, repository
 from app.jobs.service import AdapterLookup
 from app.jobs.states import is_terminal
-from app.models import Job, User
+from app.models import Job
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import FileUnavailable, SchedulerUnavailable
+from app.users.actor import Actor
 
 LogStream = Literal["stdout", "stderr"]
 STREAMS: tuple[LogStream, ...] = ("stdout", "stderr")
@@ -109,7 +110,7 @@ def default_log_path(job: Job, stream: LogStream) -> str | None:
 
 
 async def find_log_source(
-    session: AsyncSession, actor: User, job_id: int, stream: LogStream
+    session: AsyncSession, actor: Actor, job_id: int, stream: LogStream
 ) -> LogSource:
     """Authorize ``actor`` on the job and say where its ``stream`` is; NotFound otherwise."""
     if stream not in STREAMS:
@@ -125,7 +126,7 @@ async def find_log_source(
 
 async def _locate(
     sessionmaker: async_sessionmaker[AsyncSession],
-    actor: User,
+    actor: Actor,
     job_id: int,
     stream: LogStream,
 ) -> LogSource:
@@ -155,7 +156,7 @@ def _check_window(offset: int, limit: int) -> None:
 async def read_log(
     sessionmaker: async_sessionmaker[AsyncSession],
     adapters: AdapterLookup,
-    actor: User,
+    actor: Actor,
     job_id: int,
     stream: LogStream = "stdout",
     offset: int = 0,
@@ -176,7 +177,7 @@ async def _is_finished(sessionmaker: async_sessionmaker[AsyncSession], job_id: i
 async def follow_log(
     sessionmaker: async_sessionmaker[AsyncSession],
     adapters: AdapterLookup,
-    actor: User,
+    actor: Actor,
     job_id: int,
     stream: LogStream = "stdout",
     offset: int = 0,

@@ -21,7 +21,7 @@ from app.errors import Conflict, Forbidden, ServiceUnavailable
 from app.jobs import authz, repository, states, submission
 from app.jobs.repository import JobFilters
 from app.jobs.requests import JobRequest
-from app.models import Job, JobEvent, User
+from app.models import Job, JobEvent
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import (
     JobNotFound,
@@ -30,6 +30,7 @@ from app.scheduler.errors import (
     SchedulerUnavailable,
     SubmitRejected,
 )
+from app.users.actor import Actor
 
 logger = logging.getLogger(__name__)
 DEFAULT_LOG_ROOTS = ("/home", "/scratch")
@@ -48,28 +49,28 @@ class JobPage:
     next_cursor: int | None
 
 
-async def get_job(session: AsyncSession, actor: User, job_id: int) -> Job:
+async def get_job(session: AsyncSession, actor: Actor, job_id: int) -> Job:
     return await authz.get_visible_job(session, actor, job_id)
 
 
 async def list_jobs(
     session: AsyncSession,
-    actor: User,
+    actor: Actor,
     filters: JobFilters | None = None,
     cursor: int | None = None,
     limit: int = 50,
 ) -> JobPage:
     """Newest first; pass the returned ``next_cursor`` to get the following page."""
     size = max(1, min(limit, MAX_PAGE))
-    project_ids = await repository.list_member_project_ids(session, actor.id)
-    query = repository.visible_jobs_query(actor.id, actor.is_site_admin, project_ids)
+    project_ids = sorted(actor.project_roles)
+    query = repository.visible_jobs_query(actor.user_id, actor.is_site_admin, project_ids)
     query = repository.apply_filters(query, filters or JobFilters())
     rows = await repository.list_page(session, query, cursor, size + 1)
     has_more = len(rows) > size
     return JobPage(rows[:size], rows[size - 1].id if has_more else None)
 
 
-async def list_events(session: AsyncSession, actor: User, job_id: int) -> list[JobEvent]:
+async def list_events(session: AsyncSession, actor: Actor, job_id: int) -> list[JobEvent]:
     job = await authz.get_visible_job(session, actor, job_id)
     return await repository.list_events_for_job(session, job.id)
 
@@ -121,7 +122,7 @@ class JobService:
         self._log_roots = dict(log_roots or {})
 
     async def submit(
-        self, actor: User, request: JobRequest, idempotency_key: str | None = None
+        self, actor: Actor, request: JobRequest, idempotency_key: str | None = None
     ) -> Job:
         """Submit two-phase (ADR 0002). The same key for the same owner gives the same job.
 
@@ -132,7 +133,7 @@ class JobService:
         async with self._sessionmaker() as session:
             if idempotency_key is not None:
                 existing = await repository.get_by_idempotency_key(
-                    session, actor.id, idempotency_key
+                    session, actor.user_id, idempotency_key
                 )
                 if existing is not None:
                     return existing
@@ -174,7 +175,7 @@ class JobService:
 
     async def resubmit(
         self,
-        actor: User,
+        actor: Actor,
         job_id: int,
         edits: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
@@ -185,16 +186,16 @@ class JobService:
             request = request_from_job(original, edits or {})
         return await self.submit(actor, request, idempotency_key)
 
-    async def cancel(self, actor: User, job_id: int) -> Job:
+    async def cancel(self, actor: Actor, job_id: int) -> Job:
         return await self._control("cancel", actor, job_id)
 
-    async def hold(self, actor: User, job_id: int) -> Job:
+    async def hold(self, actor: Actor, job_id: int) -> Job:
         return await self._control("hold", actor, job_id)
 
-    async def release(self, actor: User, job_id: int) -> Job:
+    async def release(self, actor: Actor, job_id: int) -> Job:
         return await self._control("release", actor, job_id)
 
-    async def _control(self, action: str, actor: User, job_id: int) -> Job:
+    async def _control(self, action: str, actor: Actor, job_id: int) -> Job:
         """Ask Slurm; the state itself changes when the poller sees Slurm's answer."""
         is_allowed, call = _ACTIONS[action]
         async with self._sessionmaker() as session:

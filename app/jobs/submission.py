@@ -22,10 +22,11 @@ from app.db import unit_of_work
 from app.errors import NotFound, ValidationFailed
 from app.jobs import repository, states
 from app.jobs.requests import JobRequest
-from app.models import Job, Project, User
+from app.models import Job, Project
 from app.scheduler.errors import InvalidSpec, PreflightFailed, SubmitRejected
 from app.scheduler.types import Gres, JobSpec
 from app.scheduler.validation import validate_spec
+from app.users.actor import Actor
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +64,10 @@ def build_spec(request: JobRequest, project: Project, job_uuid: str) -> JobSpec:
     )
 
 
-def new_job_row(plan: SubmissionPlan, owner: User, request: JobRequest, key: str | None) -> Job:
+def new_job_row(plan: SubmissionPlan, owner: Actor, request: JobRequest, key: str | None) -> Job:
     return Job(
         uuid=plan.job_uuid,
-        owner_user_id=owner.id,
+        owner_user_id=owner.user_id,
         project_id=plan.project.id,
         cluster=plan.project.cluster,
         template_version_id=request.template_version_id,
@@ -91,16 +92,15 @@ def new_job_row(plan: SubmissionPlan, owner: User, request: JobRequest, key: str
 
 
 async def plan_submission(
-    session: AsyncSession, actor: User, request: JobRequest, log_roots: tuple[str, ...]
+    session: AsyncSession, actor: Actor, request: JobRequest, log_roots: tuple[str, ...]
 ) -> SubmissionPlan:
     """Check the actor may submit to the project and the values are well-formed."""
     project = await repository.get_project(session, request.project_id)
-    membership = await repository.get_membership(session, actor.id, request.project_id)
-    if project is None or membership is None or not actor.is_active:
+    if project is None or not actor.is_member_of(project.id):
         raise NotFound("No such project, or you are not a member of it.")
     if not project.is_active:
         raise ValidationFailed("This project is closed.", {"project_id": "project is closed"})
-    username = await repository.get_cluster_username(session, actor.id, project.cluster)
+    username = await repository.get_cluster_username(session, actor.user_id, project.cluster)
     if username is None:
         raise ValidationFailed(
             f"You have no account on cluster {project.cluster}.",

@@ -22,8 +22,9 @@ from sqlalchemy.orm import aliased
 from app.deps import SessionDep
 from app.jobs import repository, states
 from app.jobs.repository import JobFilters
-from app.models import ClusterStatus, Job, JobTemplate, Project, TemplateVersion, User
+from app.models import ClusterStatus, Job, JobTemplate, Project, TemplateVersion
 from app.models.jobs import JOB_STATES
+from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
@@ -159,14 +160,15 @@ def _split(values: tuple[Any, ...]) -> tuple[Job, str, tuple[int | None, ...]]:
 
 async def history_page(
     session: AsyncSession,
-    user: User,
+    actor: Actor,
     filters: HistoryFilters,
     before: int | None,
     limit: int = PAGE_SIZE,
 ) -> tuple[list[JobRow], int | None]:
     """One page of visible jobs, newest first, in a single query; array tasks folded in."""
-    member_of = await repository.list_member_project_ids(session, user.id)
-    query = repository.visible_jobs_query(user.id, user.is_site_admin, member_of)
+    query = repository.visible_jobs_query(
+        actor.user_id, actor.is_site_admin, sorted(actor.project_roles)
+    )
     wanted: tuple[str, ...] = (filters.state,) if filters.state else ()
     if filters.active_only:
         wanted = tuple(sorted(states.ACTIVE_STATES))
@@ -176,7 +178,7 @@ async def history_page(
         states=wanted,
         project_id=filters.project_id,
         cluster=filters.cluster,
-        owner_user_id=user.id if filters.mine_only else None,
+        owner_user_id=actor.user_id if filters.mine_only else None,
     )
     query = _narrow(repository.apply_filters(query, base), filters)
     if before is not None and not filters.text.strip():
@@ -197,15 +199,15 @@ async def history_page(
     return rows[:limit], rows[limit - 1].id if has_more else None
 
 
-async def filter_choices(session: AsyncSession, user: User) -> dict[str, Any]:
-    member_of = await repository.list_member_project_ids(session, user.id)
+async def filter_choices(session: AsyncSession, actor: Actor) -> dict[str, Any]:
+    member_of = sorted(actor.project_roles)
     projects = select(Project.id, Project.name).order_by(Project.name)
     templates = select(JobTemplate.id, JobTemplate.name).order_by(JobTemplate.name)
-    if not user.is_site_admin:
+    if not actor.is_site_admin:
         projects = projects.where(Project.id.in_(member_of))
         templates = templates.where(
             or_(
-                JobTemplate.owner_user_id == user.id,
+                JobTemplate.owner_user_id == actor.user_id,
                 JobTemplate.scope == "site",
                 and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(member_of)),
             )
@@ -228,7 +230,7 @@ class TemplateLink:
         return "1 job" if self.uses == 1 else f"{self.uses} jobs"
 
 
-async def template_links(session: AsyncSession, user: User) -> dict[str, list[TemplateLink]]:
+async def template_links(session: AsyncSession, actor: Actor) -> dict[str, list[TemplateLink]]:
     """The templates the user submitted from most recently and most often."""
     uses = func.count(Job.id).label("uses")
     last = func.max(Job.id).label("last")
@@ -236,7 +238,7 @@ async def template_links(session: AsyncSession, user: User) -> dict[str, list[Te
         select(JobTemplate.id, JobTemplate.name, uses, last)
         .join(TemplateVersion, TemplateVersion.template_id == JobTemplate.id)
         .join(Job, Job.template_version_id == TemplateVersion.id)
-        .where(Job.owner_user_id == user.id, JobTemplate.is_archived.is_(False))
+        .where(Job.owner_user_id == actor.user_id, JobTemplate.is_archived.is_(False))
         .group_by(JobTemplate.id, JobTemplate.name)
     )
     rows = (await session.execute(query)).all()
@@ -279,20 +281,20 @@ async def cluster_views(
 async def dashboard(
     request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep
 ) -> Response:
-    user = await session.get(User, actor.user_id)
-    assert user is not None, "a signed-in actor always has a user row"
     running, _ = await history_page(
-        session, user, HistoryFilters(mine_only=True, active_only=True), None
+        session, actor, HistoryFilters(mine_only=True, active_only=True), None
     )
-    recent, _ = await history_page(session, user, HistoryFilters(mine_only=True), None, RECENT_JOBS)
+    recent, _ = await history_page(
+        session, actor, HistoryFilters(mine_only=True), None, RECENT_JOBS
+    )
     settings = request.app.state.settings
     context = {
-        "user": user,
+        "user": actor,
         "running": running,
         "recent": recent,
         "polls": any(not row.badge.is_terminal for row in [*running, *recent]),
         "poll_trigger": "every 3s",
-        "templates": await template_links(session, user),
+        "templates": await template_links(session, actor),
         "clusters": await cluster_views(
             session, list(request.app.state.clusters), settings.poll_interval
         ),

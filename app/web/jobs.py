@@ -20,7 +20,7 @@ from app.job_templates.values import format_duration, format_memory, parse_durat
 from app.jobs import repository, states
 from app.jobs import service as jobs
 from app.jobs.service import JobService
-from app.models import Job, User
+from app.models import Job
 from app.models.jobs import JOB_STATES
 from app.scheduler.errors import SchedulerError
 from app.scheduler.registry import SchedulerRegistry
@@ -49,12 +49,6 @@ def get_job_service(request: Request) -> JobService:
 
 
 JobServiceDep = Annotated[JobService, Depends(get_job_service)]
-
-
-async def load_user(session: AsyncSession, actor: Actor) -> User:
-    user = await session.get(User, actor.user_id)
-    assert user is not None, "a signed-in actor always has a user row"
-    return user
 
 
 def _parse_filters(
@@ -94,8 +88,7 @@ BeforeDep = Annotated[int | None, Query(ge=1)]
 async def _history_context(
     session: AsyncSession, actor: Actor, filters: HistoryFilters, before: int | None
 ) -> dict[str, Any]:
-    user = await load_user(session, actor)
-    rows, next_before = await history_page(session, user, filters, before)
+    rows, next_before = await history_page(session, actor, filters, before)
     query = filters.query_string()
     page = f"before={before}" if before else ""
     return {
@@ -107,7 +100,6 @@ async def _history_context(
         "refresh_url": f"/jobs/rows?{'&'.join(p for p in (query, page) if p)}",
         "polls": any(not row.badge.is_terminal for row in rows),
         "poll_trigger": POLL_EVERY,
-        "user": user,
         "is_paged": before is not None,
         "first_url": f"/jobs?{query}" if query else "/jobs",
     }
@@ -123,7 +115,7 @@ async def job_history(
     before: BeforeDep = None,
 ) -> Response:
     context = await _history_context(session, actor, filters, before)
-    context.update(await filter_choices(session, context["user"]))
+    context.update(await filter_choices(session, actor))
     return page(request, web, "jobs/list.html", context)
 
 
@@ -164,8 +156,7 @@ def _more_label(suggestion: view.Suggestion | None) -> str | None:
 async def _detail_context(
     session: AsyncSession, actor: Actor, job_id: int, csrf_token: str
 ) -> dict[str, Any]:
-    user = await load_user(session, actor)
-    job = await jobs.get_job(session, user, job_id)
+    job = await jobs.get_job(session, actor, job_id)
     events = await repository.list_events_for_job(session, job.id)
     project = await repository.get_project(session, job.project_id)
     badge = view.state_badge(job.state)
@@ -244,8 +235,7 @@ async def resubmit_form(
     job_id: int,
 ) -> Response:
     """A submit form pre-filled from the job; more memory or time if that is what it lacked."""
-    user = await load_user(session, actor)
-    job = await jobs.get_job(session, user, job_id)
+    job = await jobs.get_job(session, actor, job_id)
     # The read is done; end its transaction before asking the cluster for partition limits.
     await session.commit()
     limit = await _partition_max_minutes(get_registry(request), job)
@@ -293,11 +283,10 @@ async def resubmit(
     memory: Annotated[str, Form(max_length=32)] = "",
     cpus: Annotated[str, Form(max_length=8)] = "",
 ) -> Response:
-    user = await load_user(session, actor)
-    job = await jobs.get_job(session, user, job_id)
+    job = await jobs.get_job(session, actor, job_id)
     await session.commit()
     try:
-        new_job = await service.resubmit(user, job_id, _edits(name, time_limit, memory, cpus))
+        new_job = await service.resubmit(actor, job_id, _edits(name, time_limit, memory, cpus))
     except ValidationFailed as error:
         values = {"name": name, "time_limit": time_limit, "memory": memory, "cpus": cpus}
         context = {
@@ -344,8 +333,7 @@ async def run_action(
     action: ActionName,
 ) -> Response:
     """Ask the cluster; the new state shows up once the poller has seen Slurm's answer."""
-    user = await load_user(session, actor)
-    await getattr(service, action)(user, job_id)
+    await getattr(service, action)(actor, job_id)
     if not is_htmx(request):
         return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)
     context = await _detail_context(session, actor, job_id, web.csrf_token)

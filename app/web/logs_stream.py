@@ -21,9 +21,9 @@ from app.deps import SessionDep
 from app.errors import PortalError, ValidationFailed
 from app.jobs import logs
 from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogStream
-from app.models import User
+from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContextDep
-from app.web.jobs import get_registry, load_user
+from app.web.jobs import get_registry
 from app.web.views import page
 
 router = APIRouter(include_in_schema=False)
@@ -53,24 +53,24 @@ def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:
     return offset
 
 
-async def _tail_start(request: Request, user: User, job_id: int, stream: LogStream) -> int:
+async def _tail_start(request: Request, actor: Actor, job_id: int, stream: LogStream) -> int:
     probe = await logs.read_log(
-        _sessionmaker(request), get_registry(request), user, job_id, stream, 0, 1
+        _sessionmaker(request), get_registry(request), actor, job_id, stream, 0, 1
     )
     return max(0, probe.size - TAIL_BYTES)
 
 
 async def _events(
-    request: Request, user: User, job_id: int, stream: LogStream, start: int | None
+    request: Request, actor: Actor, job_id: int, stream: LogStream, start: int | None
 ) -> AsyncIterator[str]:
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     try:
         if start is None:
-            start = await _tail_start(request, user, job_id, stream)
+            start = await _tail_start(request, actor, job_id, stream)
             if start:
                 yield sse_event("log", f"[{start} earlier bytes not shown]\n")
         chunks = logs.follow_log(
-            _sessionmaker(request), get_registry(request), user, job_id, stream, start
+            _sessionmaker(request), get_registry(request), actor, job_id, stream, start
         )
         async for chunk in chunks:
             yield sse_event("log", html.escape(decoder.decode(chunk.data)), chunk.next_offset)
@@ -91,11 +91,10 @@ async def stream_log(
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
 ) -> StreamingResponse:
     start = resume_offset(last_event_id, offset)
-    user = await load_user(session, actor)
     # Authorized before the 200 goes out, so someone else's job is still a plain 404.
-    await logs.find_log_source(session, user, job_id, stream)
+    await logs.find_log_source(session, actor, job_id, stream)
     return StreamingResponse(
-        _events(request, user, job_id, stream, start),
+        _events(request, actor, job_id, stream, start),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
@@ -113,10 +112,8 @@ async def log_page(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_BYTES)] = LOG_PAGE_BYTES,
 ) -> Response:
     """One page of the log as HTML, with links to the previous and next pages."""
-    user = await load_user(session, actor)
-    await session.commit()
     chunk = await logs.read_log(
-        _sessionmaker(request), get_registry(request), user, job_id, stream, offset, limit
+        _sessionmaker(request), get_registry(request), actor, job_id, stream, offset, limit
     )
     base = f"/jobs/{job_id}/logs/{stream}"
     context = {
@@ -133,12 +130,12 @@ async def log_page(
 
 
 async def _whole_file(
-    request: Request, user: User, job_id: int, stream: LogStream
+    request: Request, actor: Actor, job_id: int, stream: LogStream
 ) -> AsyncIterator[bytes]:
     offset = 0
     while True:
         chunk = await logs.read_log(
-            _sessionmaker(request), get_registry(request), user, job_id, stream, offset
+            _sessionmaker(request), get_registry(request), actor, job_id, stream, offset
         )
         yield chunk.data
         offset = chunk.next_offset
@@ -151,11 +148,10 @@ async def download_log(
     request: Request, session: SessionDep, actor: CurrentUser, job_id: int, stream: LogStream
 ) -> StreamingResponse:
     """The whole file, streamed page by page so it never sits in memory."""
-    user = await load_user(session, actor)
-    await logs.find_log_source(session, user, job_id, stream)
+    await logs.find_log_source(session, actor, job_id, stream)
     filename = f"job-{job_id}-{stream}.txt"
     return StreamingResponse(
-        _whole_file(request, user, job_id, stream),
+        _whole_file(request, actor, job_id, stream),
         media_type="text/plain; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )

@@ -5,9 +5,8 @@ from __future__ import annotations
 from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.errors import NotFound, ServiceUnavailable
+from app.errors import ServiceUnavailable
 from app.jobs.requests import JobRequest
-from app.models import User
 from app.users.actor import Actor
 
 
@@ -22,9 +21,6 @@ async def submit_job(
     service = getattr(request.app.state, "job_service", None)
     if service is None:
         raise ServiceUnavailable("Job submission is not enabled on this portal.")
-    user = await session.get(User, actor.user_id)
-    if user is None:
-        raise NotFound("Your account no longer exists.")
-    submitted = await service.submit(user, job, idempotency_key)
+    submitted = await service.submit(actor, job, idempotency_key)
     job_id: int = submitted.id
     return job_id

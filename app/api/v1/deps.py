@@ -35,6 +35,8 @@ class Principal:
     """The caller: the ``actor`` services authorize, limited to what the token allows."""
 
     actor: Actor
+    # The stored account, for display only: services authorize with ``actor``, which
+    # carries the token's limits (no admin powers without the admin scope).
     user: User
     scopes: frozenset[str]
     token_id: int
@@ -42,23 +44,6 @@ class Principal:
 
 def _unauthorized(detail: str) -> HTTPException:
     return HTTPException(status_code=401, detail=detail, headers=CHALLENGE)
-
-
-def _limited_user(user: User, is_site_admin: bool) -> User:
-    """The user as services should see them: without admin powers the token lacks.
-
-    A detached copy, never added to a session, so the stored role is not changed.
-    """
-    if user.is_site_admin == is_site_admin:
-        return user
-    return User(
-        id=user.id,
-        login=user.login,
-        display_name=user.display_name,
-        email=user.email,
-        is_site_admin=is_site_admin,
-        is_active=user.is_active,
-    )
 
 
 async def _record_use(request: Request, token_id: int) -> None:
@@ -90,8 +75,7 @@ async def get_principal(
         cluster_usernames=actor.cluster_usernames,
     )
     await _record_use(request, identity.token.id)
-    user = _limited_user(identity.user, is_admin)
-    return Principal(limited, user, identity.scopes, identity.token.id)
+    return Principal(limited, identity.user, identity.scopes, identity.token.id)
 
 
 def require_scope(scope: str) -> Any:

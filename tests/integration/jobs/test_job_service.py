@@ -18,7 +18,7 @@ from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
 from app.scheduler.errors import RejectKind, SubmitRejected
 from app.scheduler.fake import FakeScheduler
-from tests.factories import add_member, make_job, make_project, make_user
+from tests.factories import add_member, as_actor, make_job, make_project, make_user
 
 CLUSTER = "testcluster"
 NO_WAIT = Grace(submit=timedelta(0))
@@ -54,11 +54,11 @@ async def test_submit_writes_row_first_then_records_slurm_id(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
     alice, _, _, project = await physics(session)
-    job = await jobs.submit(alice, request_for(project))
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
     assert (job.state, job.slurm_job_id) == ("pending", "1000")
     assert fake.specs["1000"].comment == job.uuid
     assert fake.specs["1000"].account == "physics"
-    events = await service.list_events(session, alice, job.id)
+    events = await service.list_events(session, await as_actor(session, alice), job.id)
     assert [(e.from_state, e.to_state) for e in events] == [
         (None, "submitting"),
         ("submitting", "pending"),
@@ -69,8 +69,12 @@ async def test_same_idempotency_key_returns_the_same_job(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
     alice, _, _, project = await physics(session)
-    first = await jobs.submit(alice, request_for(project), idempotency_key="k1")
-    again = await jobs.submit(alice, request_for(project), idempotency_key="k1")
+    first = await jobs.submit(
+        await as_actor(session, alice), request_for(project), idempotency_key="k1"
+    )
+    again = await jobs.submit(
+        await as_actor(session, alice), request_for(project), idempotency_key="k1"
+    )
     assert again.id == first.id
     assert len(fake.jobs) == 1
 
@@ -79,8 +83,9 @@ async def test_concurrent_retries_with_one_key_submit_once(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
     alice, _, _, project = await physics(session)
+    actor = await as_actor(session, alice)
     results = await asyncio.gather(
-        *(jobs.submit(alice, request_for(project), idempotency_key="k2") for _ in range(4))
+        *(jobs.submit(actor, request_for(project), idempotency_key="k2") for _ in range(4))
     )
     assert len({job.id for job in results}) == 1
     assert len(fake.jobs) == 1
@@ -100,7 +105,7 @@ async def test_rejected_submission_keeps_the_plain_message(
 
     monkeypatch.setattr(fake, "submit", refuse)
     with pytest.raises(SubmitRejected):
-        await jobs.submit(alice, request_for(project))
+        await jobs.submit(await as_actor(session, alice), request_for(project))
     row = await session.scalar(select(Job))
     assert row is not None
     assert (row.state, row.submit_error) == ("submit_failed", "Too big.")
@@ -111,7 +116,7 @@ async def test_non_member_cannot_submit(session: AsyncSession, jobs: service.Job
     bob = await make_user(session, "bob", cluster_username="bob")
     await session.commit()
     with pytest.raises(NotFound):
-        await jobs.submit(bob, request_for(project))
+        await jobs.submit(await as_actor(session, bob), request_for(project))
 
 
 async def test_member_without_cluster_account_gets_a_validation_error(
@@ -122,7 +127,7 @@ async def test_member_without_cluster_account_gets_a_validation_error(
     await add_member(session, newcomer, project)
     await session.commit()
     with pytest.raises(ValidationFailed):
-        await jobs.submit(newcomer, request_for(project))
+        await jobs.submit(await as_actor(session, newcomer), request_for(project))
 
 
 async def test_bad_values_are_refused_before_any_row_is_written(
@@ -130,7 +135,9 @@ async def test_bad_values_are_refused_before_any_row_is_written(
 ) -> None:
     alice, _, _, project = await physics(session)
     with pytest.raises(ValidationFailed) as caught:
-        await jobs.submit(alice, request_for(project, stdout_path="/etc/passwd"))
+        await jobs.submit(
+            await as_actor(session, alice), request_for(project, stdout_path="/etc/passwd")
+        )
     assert "stdout" in caught.value.fields
     assert await session.scalar(select(func.count()).select_from(Job)) == 0
 
@@ -149,7 +156,7 @@ async def test_lost_phase_c_write_is_repaired_by_the_next_poll(
 
     monkeypatch.setattr(submission, "record_submission", crash)
     with pytest.raises(RuntimeError):
-        await jobs.submit(alice, request_for(project))
+        await jobs.submit(await as_actor(session, alice), request_for(project))
     await poll_cluster_once(sessionmaker, CLUSTER, fake, grace=NO_WAIT)
     row = await session.scalar(select(Job))
     assert row is not None
@@ -161,10 +168,10 @@ async def test_manager_cancels_a_members_job_as_the_owner(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
     alice, _, manager, project = await physics(session)
-    job = await jobs.submit(alice, request_for(project))
-    await jobs.cancel(manager, job.id)
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
+    await jobs.cancel(await as_actor(session, manager), job.id)
     assert fake.jobs["1000"].state.is_terminal
-    events = await service.list_events(session, alice, job.id)
+    events = await service.list_events(session, await as_actor(session, alice), job.id)
     assert events[-1].reason == "cancel requested by mgr"
 
 
@@ -172,42 +179,46 @@ async def test_member_may_see_but_not_cancel_a_colleagues_job(
     session: AsyncSession, jobs: service.JobService
 ) -> None:
     alice, carol, _, project = await physics(session)
-    job = await jobs.submit(alice, request_for(project))
-    assert (await service.get_job(session, carol, job.id)).id == job.id
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
+    assert (await service.get_job(session, await as_actor(session, carol), job.id)).id == job.id
     with pytest.raises(Forbidden):
-        await jobs.cancel(carol, job.id)
+        await jobs.cancel(await as_actor(session, carol), job.id)
 
 
 async def test_outsider_is_told_the_job_does_not_exist(
     session: AsyncSession, jobs: service.JobService
 ) -> None:
     alice, _, _, project = await physics(session)
-    job = await jobs.submit(alice, request_for(project))
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
     bob = await make_user(session, "bob", cluster_username="bob")
     await session.commit()
     with pytest.raises(NotFound):
-        await jobs.cancel(bob, job.id)
+        await jobs.cancel(await as_actor(session, bob), job.id)
     with pytest.raises(NotFound):
-        await service.get_job(session, bob, job.id)
+        await service.get_job(session, await as_actor(session, bob), job.id)
 
 
 async def test_hold_is_refused_for_a_running_job(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
     alice, _, _, project = await physics(session)
-    job = await jobs.submit(alice, request_for(project))
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
     await session.execute(Job.__table__.update().values(state="running"))
     await session.commit()
     with pytest.raises(Conflict):
-        await jobs.hold(alice, job.id)
+        await jobs.hold(await as_actor(session, alice), job.id)
 
 
 async def test_resubmit_clones_with_edits(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
     alice, _, _, project = await physics(session)
-    original = await jobs.submit(alice, request_for(project, time_limit_minutes=5))
-    clone = await jobs.resubmit(alice, original.id, {"time_limit_minutes": 9, "name": "again"})
+    original = await jobs.submit(
+        await as_actor(session, alice), request_for(project, time_limit_minutes=5)
+    )
+    clone = await jobs.resubmit(
+        await as_actor(session, alice), original.id, {"time_limit_minutes": 9, "name": "again"}
+    )
     assert clone.id != original.id
     assert (clone.time_limit_minutes, clone.name, clone.script) == (9, "again", original.script)
     assert fake.specs[clone.slurm_job_id or ""].time_limit == 9
@@ -220,12 +231,16 @@ async def test_list_jobs_pages_newest_first_over_visible_jobs(session: AsyncSess
     mine = [await make_job(session, alice, project) for _ in range(5)]
     await make_job(session, bob, other)
     await session.commit()
-    first = await service.list_jobs(session, alice, cursor=None, limit=3)
-    second = await service.list_jobs(session, alice, cursor=first.next_cursor, limit=3)
+    first = await service.list_jobs(session, await as_actor(session, alice), cursor=None, limit=3)
+    second = await service.list_jobs(
+        session, await as_actor(session, alice), cursor=first.next_cursor, limit=3
+    )
     seen = [job.id for job in first.items + second.items]
     assert seen == sorted((job.id for job in mine), reverse=True)
     assert second.next_cursor is None
-    running = await service.list_jobs(session, manager, JobFilters(states=("running",)))
+    running = await service.list_jobs(
+        session, await as_actor(session, manager), JobFilters(states=("running",))
+    )
     assert running.items == []
 
 
@@ -236,7 +251,7 @@ async def test_job_events_are_recorded_for_every_poller_transition(
     fake: FakeScheduler,
 ) -> None:
     alice, _, _, project = await physics(session)
-    job = await jobs.submit(alice, request_for(project))
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
     fake.start("1000")
     await poll_cluster_once(sessionmaker, CLUSTER, fake)
     fake.finish("1000", exit_code=3)

@@ -13,19 +13,20 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import NotFound, ValidationFailed
 from app.jobs.logs import LogChunk, follow_log, read_log
-from app.models import Job, User
+from app.models import Job
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import load_clusters
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import build_adapter
 from app.scheduler.types import JobSpec
-from tests.factories import add_member, make_job, make_project, make_user
+from app.users.actor import Actor
+from tests.factories import add_member, as_actor, make_job, make_project, make_user
 
 CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
 LINES_SCRIPT = '#!/bin/bash\nfor i in $(seq 1 {count}); do echo "line $i"; sleep {pause}; done\n'
 
 
-async def _arrange(session: AsyncSession, state: str = "running") -> tuple[Job, dict[str, User]]:
+async def _arrange(session: AsyncSession, state: str = "running") -> tuple[Job, dict[str, Actor]]:
     physics = await make_project(session, "Physics", slurm_account="physics")
     alice = await make_user(session, "alice", cluster_username="alice")
     bob = await make_user(session, "bob", cluster_username="bob")
@@ -46,7 +47,8 @@ async def _arrange(session: AsyncSession, state: str = "running") -> tuple[Job, 
         stdout_path="/scratch/alice/out-%j.txt",
     )
     await session.commit()
-    return job, {"alice": alice, "bob": bob, "carol": carol, "dave": dave, "admin": admin}
+    users = {"alice": alice, "bob": bob, "carol": carol, "dave": dave, "admin": admin}
+    return job, {name: await as_actor(session, user) for name, user in users.items()}
 
 
 def _fake_with(content: bytes) -> FakeScheduler:
@@ -176,7 +178,7 @@ async def _submit_lines(adapter: SchedulerAdapter, count: int, pause: float) -> 
     return await adapter.submit(spec, "alice")
 
 
-async def _real_job(session: AsyncSession, slurm_id: str) -> tuple[Job, User]:
+async def _real_job(session: AsyncSession, slurm_id: str) -> tuple[Job, Actor]:
     physics = await make_project(session, "Physics", slurm_account="physics")
     alice = await make_user(session, "alice", cluster_username="alice")
     await add_member(session, alice, physics)
@@ -189,7 +191,7 @@ async def _real_job(session: AsyncSession, slurm_id: str) -> tuple[Job, User]:
         stdout_path="/scratch/alice/portal-test-%j.out",
     )
     await session.commit()
-    return job, alice
+    return job, await as_actor(session, alice)
 
 
 async def _mark(sessionmaker: async_sessionmaker[AsyncSession], job_id: int, state: str) -> None:

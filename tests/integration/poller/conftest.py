@@ -14,13 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
-from app.models import Job, Project, User
+from app.models import Job, Project
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
-from tests.factories import add_member, make_project, make_user
+from app.users.actor import Actor
+from tests.factories import add_member, as_actor, make_project, make_user
 
 CLUSTER = "testcluster"
 CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
@@ -33,7 +34,7 @@ class Portal:
     sessionmaker: async_sessionmaker[AsyncSession]
     adapter: SchedulerAdapter
     service: JobService
-    alice: User
+    alice: Actor
     project: Project
 
     def request(self, script: str, **fields: object) -> JobRequest:
@@ -91,7 +92,7 @@ async def portal(
     await add_member(session, alice, project)
     await session.commit()
     service = JobService(sessionmaker, {CLUSTER: slurm_adapter})
-    yield Portal(sessionmaker, slurm_adapter, service, alice, project)
+    yield Portal(sessionmaker, slurm_adapter, service, await as_actor(session, alice), project)
     # The cluster is shared: a failed test must not leave its jobs holding the two CPUs.
     async with sessionmaker() as cleanup:
         ids = list(

@@ -78,7 +78,7 @@ async def submit_job(
         body,
         lambda project: context_for(request, session, principal.actor, project),
     )
-    return job_out(await service.submit(principal.user, job_request, key))
+    return job_out(await service.submit(principal.actor, job_request, key))
 
 
 @router.get("", response_model=JobPageOut, summary="Jobs you can see, newest first")
@@ -96,7 +96,7 @@ async def list_jobs(
     if unknown:
         raise BadRequest(f"Unknown state: {', '.join(unknown)}.")
     filters = JobFilters(states=tuple(state or ()), project_id=project_id, cluster=cluster)
-    page = await jobs.list_jobs(session, principal.user, filters, decode_cursor(cursor), limit)
+    page = await jobs.list_jobs(session, principal.actor, filters, decode_cursor(cursor), limit)
     next_cursor = encode_cursor(page.next_cursor) if page.next_cursor is not None else None
     next_url = str(request.url.include_query_params(cursor=next_cursor)) if next_cursor else None
     return JobPageOut(
@@ -106,12 +106,12 @@ async def list_jobs(
 
 @router.get("/{job_id}", response_model=JobOut, summary="One job")
 async def get_job(session: SessionDep, principal: Reader, job_id: PathId) -> JobOut:
-    return job_out(await jobs.get_job(session, principal.user, job_id))
+    return job_out(await jobs.get_job(session, principal.actor, job_id))
 
 
 @router.get("/{job_id}/events", response_model=list[JobEventOut], summary="State history")
 async def list_events(session: SessionDep, principal: Reader, job_id: PathId) -> list[JobEventOut]:
-    events = await jobs.list_events(session, principal.user, job_id)
+    events = await jobs.list_events(session, principal.actor, job_id)
     return [
         JobEventOut(
             at=e.at, from_state=e.from_state, to_state=e.to_state, reason=e.reason, source=e.source
@@ -122,17 +122,17 @@ async def list_events(session: SessionDep, principal: Reader, job_id: PathId) ->
 
 @router.post("/{job_id}/cancel", response_model=JobOut, summary="Ask Slurm to cancel")
 async def cancel_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
-    return job_out(await service.cancel(principal.user, job_id))
+    return job_out(await service.cancel(principal.actor, job_id))
 
 
 @router.post("/{job_id}/hold", response_model=JobOut, summary="Keep a pending job from starting")
 async def hold_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
-    return job_out(await service.hold(principal.user, job_id))
+    return job_out(await service.hold(principal.actor, job_id))
 
 
 @router.post("/{job_id}/release", response_model=JobOut, summary="Let a held job start")
 async def release_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
-    return job_out(await service.release(principal.user, job_id))
+    return job_out(await service.release(principal.actor, job_id))
 
 
 @router.post(
@@ -149,5 +149,5 @@ async def resubmit_job(
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:
     edits = body.model_dump(exclude_none=True) if body else {}
-    job = await service.resubmit(principal.user, job_id, edits, _checked_key(idempotency_key))
+    job = await service.resubmit(principal.actor, job_id, edits, _checked_key(idempotency_key))
     return job_out(job)

@@ -50,7 +50,7 @@ async def read_log(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_BYTES)] = LOG_PAGE_BYTES,
 ) -> LogChunkOut:
     chunk = await logs.read_log(
-        _sessionmaker(request), registry, principal.user, job_id, stream, offset, limit
+        _sessionmaker(request), registry, principal.actor, job_id, stream, offset, limit
     )
     return chunk_out(chunk)
 
@@ -77,7 +77,7 @@ async def _events(
     offset: int,
 ) -> AsyncIterator[str]:
     chunks = logs.follow_log(
-        _sessionmaker(request), registry, principal.user, job_id, stream, offset
+        _sessionmaker(request), registry, principal.actor, job_id, stream, offset
     )
     try:
         async for chunk in chunks:
@@ -118,7 +118,7 @@ async def follow_log(
 ) -> StreamingResponse:
     start = _resume_offset(last_event_id, offset)
     # Authorize before the 200 is sent, so "not yours" is still a proper 404.
-    await logs.find_log_source(session, principal.user, job_id, stream)
+    await logs.find_log_source(session, principal.actor, job_id, stream)
     return StreamingResponse(
         _events(request, registry, principal, job_id, stream, start),
         media_type="text/event-stream",
