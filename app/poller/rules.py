@@ -14,6 +14,7 @@ from typing import Any
 
 from app.jobs import states
 from app.poller.arrays import contains_task, task_ranges
+from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo
 
 NO_SLURM_JOB = "no Slurm job carries this submission's id"
@@ -98,12 +99,26 @@ def _megabytes(size: int | None) -> int | None:
     return None if size is None else size // 2**20
 
 
+_NOT_STARTED = frozenset({JobState.QUEUED, JobState.QUEUED_HELD, JobState.UNDETERMINED})
+
+
+def actual_start(info: JobInfo, now: datetime) -> datetime | None:
+    """When the job really started, or None.
+
+    For a pending job Slurm's StartTime is only the backfill scheduler's *expected* start,
+    often in the future; it becomes a fact once the job has left the pending states.
+    """
+    if info.start_time is None or info.state in _NOT_STARTED or info.start_time > now:
+        return None
+    return info.start_time
+
+
 def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
     """Column values a scheduler record tells us about (None values are left out)."""
     values: dict[str, Any] = {
         "native_state": info.native_state[:64] or None,
         "submitted_at": info.submit_time,
-        "started_at": info.start_time,
+        "started_at": actual_start(info, now),
         "elapsed_seconds": info.elapsed_seconds,
         "alloc_cpus": info.alloc.cpus,
         "alloc_mem_mb": None

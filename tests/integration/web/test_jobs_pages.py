@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.jobs.service import JobService
 from app.models import Job, JobEvent
+from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.states import JobState as SchedulerState
 from app.scheduler.types import JobSpec
@@ -385,3 +386,27 @@ async def test_owner_holds_a_pending_job_and_releases_a_held_one(
 
     assert response.status_code == 303
     assert action in fake.calls
+
+
+async def test_pending_job_shows_no_start_time_until_it_runs(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    slurm_id = await fake.submit(SPEC, "alice")
+    expected = datetime.now(UTC) + timedelta(hours=2)
+    fake.set_state(slurm_id, SchedulerState.QUEUED, start_time=expected, reason="Priority")
+    job = await _job(sessionmaker, people, "alice", state="pending", slurm_job_id=slurm_id)
+    await sign_in(client, "alice")
+
+    await poll_cluster_once(sessionmaker, "testcluster", fake)
+    pending = await client.get(f"/jobs/{job.id}")
+    started = fake.start(slurm_id).start_time
+    await poll_cluster_once(sessionmaker, "testcluster", fake)
+    running = await client.get(f"/jobs/{job.id}")
+
+    assert "<dt>Started</dt><dd>—</dd>" in pending.text
+    assert expected.strftime("%Y-%m-%d %H:%M") not in pending.text
+    assert started is not None
+    assert f"<dt>Started</dt><dd>{started:%Y-%m-%d %H:%M:%S} UTC</dd>" in running.text
