@@ -49,3 +49,5 @@ def configure_json_logging(level: int = logging.INFO) -> None:
     handler.setFormatter(JsonFormatter())
     root.addHandler(handler)
     root.setLevel(level)
+    # asyncssh logs every channel at INFO: one line per scheduler command is noise.
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)
