@@ -192,3 +192,28 @@ class Origin:
 
     surface: str
     address: str | None = None
+
+
+# For actions started by the portal itself (seeding, scripts) rather than a person's request.
+SYSTEM = Origin("system")
+CLI_AGENT_PREFIX = "hpcportal-cli/"
+
+
+def api_surface(user_agent: str | None) -> str:
+    """ "cli" for the portal's own command-line client, "api" for any other API caller."""
+    return "cli" if (user_agent or "").startswith(CLI_AGENT_PREFIX) else "api"
+
+
+async def record_action(
+    session: AsyncSession,
+    actor_user_id: int | None,
+    origin: Origin,
+    action: str,
+    target: tuple[str, int | str | None],
+    **details: Any,
+) -> AuditEvent:
+    """``record`` for a service action: who, from where, on what (type, id)."""
+    kind, target_id = target
+    return await record(
+        session, actor_user_id, origin.surface, action, kind, target_id, origin.address, details
+    )

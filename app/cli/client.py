@@ -11,6 +11,8 @@ import httpx
 from app.cli.config import ClientConfig
 from app.cli.exit_codes import ExitCode, for_http_status
 
+USER_AGENT = "hpcportal-cli/0.1"
+
 API_PREFIX = "/api/v1"
 DEFAULT_TIMEOUT = 30.0
 
@@ -89,7 +91,12 @@ class PortalClient:
     ) -> None:
         self._http = httpx.Client(
             base_url=config.url + API_PREFIX,
-            headers={"Authorization": f"Bearer {config.token}", "Accept": "application/json"},
+            headers={
+                "Authorization": f"Bearer {config.token}",
+                "Accept": "application/json",
+                # The portal's audit trail tells CLI actions from other API clients by this.
+                "User-Agent": USER_AGENT,
+            },
             transport=transport,
             timeout=timeout,
         )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.audit.service import SYSTEM, Origin, record_action
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.job_templates import repository
 from app.job_templates.render import script_problem
@@ -135,7 +136,27 @@ async def _add_version(
     return version
 
 
-async def create(session: AsyncSession, actor: Actor, draft: TemplateDraft) -> JobTemplate:
+async def create(
+    session: AsyncSession, actor: Actor, draft: TemplateDraft, *, origin: Origin = SYSTEM
+) -> JobTemplate:
+    template = await _create(session, actor, draft)
+    await _audit(session, actor, origin, "template.create", template, scope=template.scope)
+    return template
+
+
+async def _audit(
+    session: AsyncSession,
+    actor: Actor,
+    origin: Origin,
+    action: str,
+    template: JobTemplate,
+    **details: Any,
+) -> None:
+    target = ("job_template", template.id)
+    await record_action(session, actor.user_id, origin, action, target, **details)
+
+
+async def _create(session: AsyncSession, actor: Actor, draft: TemplateDraft) -> JobTemplate:
     _check_scope(actor, draft.scope, draft.project_id)
     _check_draft(draft)
     template = JobTemplate(
@@ -152,17 +173,26 @@ async def create(session: AsyncSession, actor: Actor, draft: TemplateDraft) -> J
 
 
 async def update(
-    session: AsyncSession, actor: Actor, template_id: int, draft: TemplateDraft
+    session: AsyncSession,
+    actor: Actor,
+    template_id: int,
+    draft: TemplateDraft,
+    *,
+    origin: Origin = SYSTEM,
 ) -> TemplateVersion:
     """Saves ``draft`` as the template's next version, which becomes the current one."""
     template = await get_for_edit(session, actor, template_id)
     _check_draft(draft)
     template.name = draft.name.strip()
     template.description = draft.description.strip()
-    return await _add_version(session, actor, template, draft)
+    version = await _add_version(session, actor, template, draft)
+    await _audit(session, actor, origin, "template.update", template, version=version.version)
+    return version
 
 
-async def clone(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
+async def clone(
+    session: AsyncSession, actor: Actor, template_id: int, *, origin: Origin = SYSTEM
+) -> JobTemplate:
     """A personal copy of the template's current version, owned by the actor."""
     template, version = await current_version(session, actor, template_id)
     draft = TemplateDraft(
@@ -173,11 +203,16 @@ async def clone(session: AsyncSession, actor: Actor, template_id: int) -> JobTem
         defaults=version.defaults,
         change_note=f"Cloned from {template.name} v{version.version}",
     )
-    return await create(session, actor, draft)
+    copy = await _create(session, actor, draft)
+    await _audit(session, actor, origin, "template.clone", copy, copy_of=template.id)
+    return copy
 
 
-async def archive(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
+async def archive(
+    session: AsyncSession, actor: Actor, template_id: int, *, origin: Origin = SYSTEM
+) -> JobTemplate:
     template = await get_for_edit(session, actor, template_id)
     template.is_archived = True
     await session.flush()
+    await _audit(session, actor, origin, "template.archive", template)
     return template

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.audit.service import SYSTEM, Origin, record_action
 from app.db import unit_of_work
 from app.errors import Conflict, Forbidden, ServiceUnavailable
 from app.jobs import authz, repository, states, submission
@@ -122,7 +123,12 @@ class JobService:
         self._log_roots = dict(log_roots or {})
 
     async def submit(
-        self, actor: Actor, request: JobRequest, idempotency_key: str | None = None
+        self,
+        actor: Actor,
+        request: JobRequest,
+        idempotency_key: str | None = None,
+        *,
+        origin: Origin = SYSTEM,
     ) -> Job:
         """Submit two-phase (ADR 0002). The same key for the same owner gives the same job.
 
@@ -130,6 +136,16 @@ class JobService:
         the row became ``submit_failed``) when Slurm refuses. When the cluster cannot be
         reached mid-submission the row is returned still ``submitting``; the poller settles it.
         """
+        note = submission.AuditNote("job.submit", origin)
+        return await self._submit(actor, request, idempotency_key, note)
+
+    async def _submit(
+        self,
+        actor: Actor,
+        request: JobRequest,
+        idempotency_key: str | None,
+        note: submission.AuditNote,
+    ) -> Job:
         async with self._sessionmaker() as session:
             if idempotency_key is not None:
                 existing = await repository.get_by_idempotency_key(
@@ -143,7 +159,7 @@ class JobService:
         adapter = self._adapters.get(plan.project.cluster)
         await self._preflight(adapter, plan)
         row = submission.new_job_row(plan, actor, request, idempotency_key)
-        job, is_new = await submission.insert_submitting_row(self._sessionmaker, row)
+        job, is_new = await submission.insert_submitting_row(self._sessionmaker, row, note)
         if not is_new:
             return job
         return await self._hand_over(adapter, job, plan)
@@ -179,23 +195,28 @@ class JobService:
         job_id: int,
         edits: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
+        *,
+        origin: Origin = SYSTEM,
     ) -> Job:
         """Submit a copy of a job the actor can see, with ``edits`` to the JobRequest fields."""
         async with self._sessionmaker() as session:
             original = await authz.get_visible_job(session, actor, job_id)
             request = request_from_job(original, edits or {})
-        return await self.submit(actor, request, idempotency_key)
+        note = submission.AuditNote(
+            "job.resubmit", origin, {"copy_of": job_id, "edits": sorted(edits or {})}
+        )
+        return await self._submit(actor, request, idempotency_key, note)
 
-    async def cancel(self, actor: Actor, job_id: int) -> Job:
-        return await self._control("cancel", actor, job_id)
+    async def cancel(self, actor: Actor, job_id: int, *, origin: Origin = SYSTEM) -> Job:
+        return await self._control("cancel", actor, job_id, origin)
 
-    async def hold(self, actor: Actor, job_id: int) -> Job:
-        return await self._control("hold", actor, job_id)
+    async def hold(self, actor: Actor, job_id: int, *, origin: Origin = SYSTEM) -> Job:
+        return await self._control("hold", actor, job_id, origin)
 
-    async def release(self, actor: Actor, job_id: int) -> Job:
-        return await self._control("release", actor, job_id)
+    async def release(self, actor: Actor, job_id: int, *, origin: Origin = SYSTEM) -> Job:
+        return await self._control("release", actor, job_id, origin)
 
-    async def _control(self, action: str, actor: Actor, job_id: int) -> Job:
+    async def _control(self, action: str, actor: Actor, job_id: int, origin: Origin) -> Job:
         """Ask Slurm; the state itself changes when the poller sees Slurm's answer."""
         is_allowed, call = _ACTIONS[action]
         async with self._sessionmaker() as session:
@@ -224,5 +245,8 @@ class JobService:
                 job.state,
                 reason=f"{action} requested by {actor.login}",
                 source="user",
+            )
+            await record_action(
+                session, actor.user_id, origin, f"job.{action}", ("job", job.id), state=job.state
             )
         return job

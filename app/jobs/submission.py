@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.audit.service import Origin, record_action
 from app.db import unit_of_work
 from app.errors import NotFound, ValidationFailed
 from app.jobs import repository, states
@@ -120,10 +123,22 @@ def preflight_failure(error: PreflightFailed) -> ValidationFailed:
     return ValidationFailed("The cluster would refuse this job: " + str(error), fields)
 
 
+@dataclass(frozen=True, slots=True)
+class AuditNote:
+    """The audit event phase (a) writes with the row: the action, where from, and details."""
+
+    action: str
+    origin: Origin
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
 async def insert_submitting_row(
-    sessionmaker: async_sessionmaker[AsyncSession], row: Job
+    sessionmaker: async_sessionmaker[AsyncSession], row: Job, note: AuditNote
 ) -> tuple[Job, bool]:
-    """Phase (a). Returns (row, is_new); a concurrent retry with the same key gets the winner's."""
+    """Phase (a). Returns (row, is_new); a concurrent retry with the same key gets the winner's.
+
+    The audit event commits with the row, so a submission is audited exactly when it exists.
+    """
     try:
         async with unit_of_work(sessionmaker) as session:
             session.add(row)
@@ -135,6 +150,16 @@ async def insert_submitting_row(
                 states.SUBMITTING,
                 reason="submission started",
                 source="submit",
+            )
+            await record_action(
+                session,
+                row.owner_user_id,
+                note.origin,
+                note.action,
+                ("job", row.id),
+                uuid=row.uuid,
+                project_id=row.project_id,
+                **note.details,
             )
     except IntegrityError:
         if row.idempotency_key is None:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.audit.service import SYSTEM, Origin, record_action
 from app.errors import NotFound, Unauthorized, ValidationFailed
 from app.models import ApiToken, User, utc_now
 from app.security import TOKEN_MARKER, hash_token, is_token_hash_match, mint_token
@@ -76,6 +77,7 @@ async def create_token(
     scopes: Iterable[str],
     lifetime_days: int | None,
     now: datetime | None = None,
+    origin: Origin = SYSTEM,
 ) -> CreatedToken:
     """Mint a token for ``owner``; ValidationFailed lists every bad field."""
     scope_list = sorted(set(scopes))
@@ -94,6 +96,9 @@ async def create_token(
         created_at=now,
     )
     await repository.add(session, token)
+    await record_action(
+        session, owner.user_id, origin, "token.create", ("api_token", token.id), scopes=scope_list
+    )
     return CreatedToken(token=token, secret=minted.secret)
 
 
@@ -102,7 +107,12 @@ async def list_tokens(session: AsyncSession, owner: Actor) -> Sequence[ApiToken]
 
 
 async def revoke_token(
-    session: AsyncSession, owner: Actor, token_id: int, now: datetime | None = None
+    session: AsyncSession,
+    owner: Actor,
+    token_id: int,
+    now: datetime | None = None,
+    *,
+    origin: Origin = SYSTEM,
 ) -> ApiToken:
     """Revoke one of the owner's tokens; revoking twice keeps the first time."""
     token = await repository.get_for_user(session, token_id, owner.user_id)
@@ -111,6 +121,8 @@ async def revoke_token(
     if token.revoked_at is None:
         token.revoked_at = now or utc_now()
         await session.flush()
+        target = ("api_token", token.id)
+        await record_action(session, owner.user_id, origin, "token.revoke", target)
     return token
 
 

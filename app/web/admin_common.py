@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Request
+from fastapi import Depends
 
-from app.audit.service import Origin
 from app.errors import Forbidden
 from app.users.actor import Actor
-from app.web.auth import CurrentUser, WebContextDep, client_address
+from app.web.auth import CurrentUser, WebContextDep
+from app.web.auth import web_origin as web_origin
 
 
 async def require_site_admin(actor: CurrentUser) -> Actor:
@@ -19,10 +19,6 @@ async def require_site_admin(actor: CurrentUser) -> Actor:
 
 
 SiteAdmin = Annotated[Actor, Depends(require_site_admin)]
-
-
-def web_origin(request: Request) -> Origin:
-    return Origin("web", client_address(request) or None)
 
 
 def page_context(web: WebContextDep, **values: Any) -> dict[str, Any]:

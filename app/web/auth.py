@@ -18,6 +18,7 @@ from fastapi.responses import Response
 from itsdangerous import BadSignature, TimestampSigner
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.audit.service import Origin
 from app.deps import SessionDep
 from app.errors import Forbidden
 from app.templating import is_htmx
@@ -204,3 +205,8 @@ def clear_session_cookie(request: Request, response: Response) -> None:
 
 def client_address(request: Request) -> str:
     return _client_address(request)
+
+
+def web_origin(request: Request) -> Origin:
+    """Where a page action came from, for the audit trail."""
+    return Origin("web", client_address(request) or None)

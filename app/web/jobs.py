@@ -27,7 +27,7 @@ from app.scheduler.registry import SchedulerRegistry
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
-from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
+from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router, web_origin
 from app.web.dashboard import HistoryFilters, filter_choices, history_page
 from app.web.views import page, redirect
 
@@ -286,7 +286,8 @@ async def resubmit(
     job = await jobs.get_job(session, actor, job_id)
     await session.commit()
     try:
-        new_job = await service.resubmit(actor, job_id, _edits(name, time_limit, memory, cpus))
+        edits = _edits(name, time_limit, memory, cpus)
+        new_job = await service.resubmit(actor, job_id, edits, origin=web_origin(request))
     except ValidationFailed as error:
         values = {"name": name, "time_limit": time_limit, "memory": memory, "cpus": cpus}
         context = {
@@ -333,7 +334,7 @@ async def run_action(
     action: ActionName,
 ) -> Response:
     """Ask the cluster; the new state shows up once the poller has seen Slurm's answer."""
-    await getattr(service, action)(actor, job_id)
+    await getattr(service, action)(actor, job_id, origin=web_origin(request))
     if not is_htmx(request):
         return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)
     context = await _detail_context(session, actor, job_id, web.csrf_token)

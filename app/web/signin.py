@@ -18,6 +18,7 @@ from app.web.auth import (
     client_address,
     csrf_protected_router,
     set_session_cookie,
+    web_origin,
 )
 from app.web.views import page, redirect, safe_next
 
@@ -58,6 +59,10 @@ async def signin(
 async def signout(request: Request, session: SessionDep, web: WebContextDep) -> Response:
     if web.session_token:
         await sessions.end(session, web.session_token)
+    if web.actor is not None:
+        origin = web_origin(request)
+        target = ("user", web.actor.user_id)
+        await audit.record_action(session, web.actor.user_id, origin, "auth.sign_out", target)
     response = redirect(request, "/signin")
     clear_session_cookie(request, response)
     return response

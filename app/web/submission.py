@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.errors import ServiceUnavailable
 from app.jobs.requests import JobRequest
 from app.users.actor import Actor
+from app.web.auth import web_origin
 
 
 async def submit_job(
@@ -21,6 +22,6 @@ async def submit_job(
     service = getattr(request.app.state, "job_service", None)
     if service is None:
         raise ServiceUnavailable("Job submission is not enabled on this portal.")
-    submitted = await service.submit(actor, job, idempotency_key)
+    submitted = await service.submit(actor, job, idempotency_key, origin=web_origin(request))
     job_id: int = submitted.id
     return job_id

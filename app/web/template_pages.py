@@ -15,7 +15,13 @@ from app.job_templates.schema import PARAMETER_TYPES, RESOURCES, load_schema, sc
 from app.models import JobTemplate, Project, TemplateVersion
 from app.templating import is_htmx
 from app.users.actor import Actor
-from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
+from app.web.auth import (
+    CurrentUser,
+    WebContext,
+    WebContextDep,
+    csrf_protected_router,
+    web_origin,
+)
 from app.web.choices import actor_projects, context_for, example_project
 from app.web.preview import Preview, build_preview
 from app.web.template_forms import (
@@ -75,7 +81,7 @@ async def create(
     if apply_row_action(state, str(form.get("action", "save"))):
         return await _editor(request, session, web, actor, state, template=None)
     try:
-        template = await templates.create(session, actor, state.draft())
+        template = await templates.create(session, actor, state.draft(), origin=web_origin(request))
     except ValidationFailed as error:
         return await _editor(request, session, web, actor, state, None, error.fields, 422)
     return redirect(request, f"/templates/{template.id}")
@@ -132,7 +138,9 @@ async def edit(
     if apply_row_action(state, str(form.get("action", "save"))):
         return await _editor(request, session, web, actor, state, template)
     try:
-        await templates.update(session, actor, template_id, state.draft())
+        await templates.update(
+            session, actor, template_id, state.draft(), origin=web_origin(request)
+        )
     except ValidationFailed as error:
         return await _editor(request, session, web, actor, state, template, error.fields, 422)
     return redirect(request, f"/templates/{template_id}")
@@ -151,7 +159,7 @@ async def editor_preview(
 async def clone(
     request: Request, session: SessionDep, actor: CurrentUser, template_id: int
 ) -> Response:
-    copy = await templates.clone(session, actor, template_id)
+    copy = await templates.clone(session, actor, template_id, origin=web_origin(request))
     return redirect(request, f"/templates/{copy.id}/edit")
 
 
@@ -159,7 +167,7 @@ async def clone(
 async def archive(
     request: Request, session: SessionDep, actor: CurrentUser, template_id: int
 ) -> Response:
-    await templates.archive(session, actor, template_id)
+    await templates.archive(session, actor, template_id, origin=web_origin(request))
     return redirect(request, "/templates?scope=mine")
 
 

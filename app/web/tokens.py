@@ -17,7 +17,13 @@ from app.errors import NotFound, ValidationFailed
 from app.tokens import service as tokens
 from app.tokens.scopes import ADMIN, READ, SUBMIT, grantable_scopes
 from app.users.actor import Actor
-from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
+from app.web.auth import (
+    CurrentUser,
+    WebContext,
+    WebContextDep,
+    csrf_protected_router,
+    web_origin,
+)
 from app.web.views import page, redirect
 
 router = csrf_protected_router()
@@ -94,7 +100,12 @@ async def create_token(
         )
     try:
         created = await tokens.create_token(
-            session, actor, name=values["name"], scopes=values["scopes"], lifetime_days=lifetime
+            session,
+            actor,
+            name=values["name"],
+            scopes=values["scopes"],
+            lifetime_days=lifetime,
+            origin=web_origin(request),
         )
     except ValidationFailed as error:
         return await _tokens_page(
@@ -117,5 +128,5 @@ async def revoke_confirmation(
 async def revoke(
     request: Request, session: SessionDep, actor: CurrentUser, token_id: int
 ) -> Response:
-    await tokens.revoke_token(session, actor, token_id)
+    await tokens.revoke_token(session, actor, token_id, origin=web_origin(request))
     return redirect(request, "/settings/tokens")

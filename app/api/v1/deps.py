@@ -10,6 +10,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.exceptions import HTTPException
 
+from app.audit.service import Origin, api_surface
 from app.db import unit_of_work
 from app.deps import SessionDep
 from app.errors import Forbidden, NotFound, Unauthorized
@@ -115,5 +116,12 @@ def adapter_for(registry: SchedulerRegistry, cluster: str) -> SchedulerAdapter:
         raise NotFound(f"No cluster named {cluster}.") from None
 
 
+def get_origin(request: Request) -> Origin:
+    """API calls are audited as "cli" when they come from the portal's own client."""
+    address = request.client.host if request.client else None
+    return Origin(api_surface(request.headers.get("user-agent")), address)
+
+
+OriginDep = Annotated[Origin, Depends(get_origin)]
 RegistryDep = Annotated[SchedulerRegistry, Depends(get_registry)]
 JobServiceDep = Annotated[JobService, Depends(get_job_service)]

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request, status
 
 from app.api.v1 import submissions
-from app.api.v1.deps import JobServiceDep, Reader, Submitter
+from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
 from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, encode_cursor
 from app.api.v1.params import PathId
@@ -68,6 +68,7 @@ async def submit_job(
     session: SessionDep,
     principal: Submitter,
     service: JobServiceDep,
+    origin: OriginDep,
     body: SubmitIn,
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:
@@ -78,7 +79,7 @@ async def submit_job(
         body,
         lambda project: context_for(request, session, principal.actor, project),
     )
-    return job_out(await service.submit(principal.actor, job_request, key))
+    return job_out(await service.submit(principal.actor, job_request, key, origin=origin))
 
 
 @router.get("", response_model=JobPageOut, summary="Jobs you can see, newest first")
@@ -121,18 +122,24 @@ async def list_events(session: SessionDep, principal: Reader, job_id: PathId) ->
 
 
 @router.post("/{job_id}/cancel", response_model=JobOut, summary="Ask Slurm to cancel")
-async def cancel_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
-    return job_out(await service.cancel(principal.actor, job_id))
+async def cancel_job(
+    principal: Submitter, service: JobServiceDep, origin: OriginDep, job_id: PathId
+) -> JobOut:
+    return job_out(await service.cancel(principal.actor, job_id, origin=origin))
 
 
 @router.post("/{job_id}/hold", response_model=JobOut, summary="Keep a pending job from starting")
-async def hold_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
-    return job_out(await service.hold(principal.actor, job_id))
+async def hold_job(
+    principal: Submitter, service: JobServiceDep, origin: OriginDep, job_id: PathId
+) -> JobOut:
+    return job_out(await service.hold(principal.actor, job_id, origin=origin))
 
 
 @router.post("/{job_id}/release", response_model=JobOut, summary="Let a held job start")
-async def release_job(principal: Submitter, service: JobServiceDep, job_id: PathId) -> JobOut:
-    return job_out(await service.release(principal.actor, job_id))
+async def release_job(
+    principal: Submitter, service: JobServiceDep, origin: OriginDep, job_id: PathId
+) -> JobOut:
+    return job_out(await service.release(principal.actor, job_id, origin=origin))
 
 
 @router.post(
@@ -144,10 +151,12 @@ async def release_job(principal: Submitter, service: JobServiceDep, job_id: Path
 async def resubmit_job(
     principal: Submitter,
     service: JobServiceDep,
+    origin: OriginDep,
     job_id: PathId,
     body: ResubmitIn | None = None,
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:
     edits = body.model_dump(exclude_none=True) if body else {}
-    job = await service.resubmit(principal.actor, job_id, edits, _checked_key(idempotency_key))
+    key = _checked_key(idempotency_key)
+    job = await service.resubmit(principal.actor, job_id, edits, key, origin=origin)
     return job_out(job)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from app.api.v1.deps import Reader, Submitter
+from app.api.v1.deps import OriginDep, Reader, Submitter
 from app.api.v1.params import PathId
 from app.api.v1.schemas import (
     TemplateDetailOut,
@@ -73,9 +73,10 @@ async def list_templates(session: SessionDep, principal: Reader) -> TemplateList
     summary="Create a template (version 1)",
 )
 async def create_template(
-    session: SessionDep, principal: Submitter, body: TemplateIn
+    session: SessionDep, principal: Submitter, origin: OriginDep, body: TemplateIn
 ) -> TemplateDetailOut:
-    return detail_out(await templates.create(session, principal.actor, draft_from(body)))
+    draft = draft_from(body)
+    return detail_out(await templates.create(session, principal.actor, draft, origin=origin))
 
 
 @router.get("/{template_id}", response_model=TemplateDetailOut, summary="A template")
@@ -91,9 +92,14 @@ async def get_template(
     summary="Save a new version, which becomes the current one",
 )
 async def update_template(
-    session: SessionDep, principal: Submitter, template_id: PathId, body: TemplateIn
+    session: SessionDep,
+    principal: Submitter,
+    origin: OriginDep,
+    template_id: PathId,
+    body: TemplateIn,
 ) -> TemplateDetailOut:
-    await templates.update(session, principal.actor, template_id, draft_from(body))
+    draft = draft_from(body)
+    await templates.update(session, principal.actor, template_id, draft, origin=origin)
     return detail_out(await templates.get(session, principal.actor, template_id))
 
 
@@ -125,6 +131,7 @@ async def get_version(
     summary="A personal copy of the current version",
 )
 async def clone_template(
-    session: SessionDep, principal: Submitter, template_id: PathId
+    session: SessionDep, principal: Submitter, origin: OriginDep, template_id: PathId
 ) -> TemplateDetailOut:
-    return detail_out(await templates.clone(session, principal.actor, template_id))
+    copy = await templates.clone(session, principal.actor, template_id, origin=origin)
+    return detail_out(copy)
