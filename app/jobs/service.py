@@ -86,7 +86,10 @@ def request_from_job(job: Job, edits: Mapping[str, Any]) -> JobRequest:
         qos=job.qos,
         time_limit_minutes=job.time_limit_minutes,
         nodes=job.nodes,
-        cpus_per_task=job.cpus,
+        ntasks=job.ntasks,
+        # Rows written before cpus_per_task was kept recorded it as ``cpus``.
+        cpus_per_task=job.cpus_per_task if job.cpus_per_task is not None else job.cpus,
+        environment=dict(job.environment or {}),
         memory_mb=job.memory_mb,
         gpus=job.gpus,
         gpu_type=job.gpu_type,

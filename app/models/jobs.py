@@ -78,6 +78,10 @@ class Job(Base):
     qos: Mapped[str | None] = mapped_column(String(64))
     time_limit_minutes: Mapped[int | None]
     cpus: Mapped[int | None]
+    # The request exactly as given, so a resubmission can repeat it.
+    ntasks: Mapped[int | None]
+    cpus_per_task: Mapped[int | None]
+    environment: Mapped[dict[str, str] | None] = mapped_column(JSON)
     memory_mb: Mapped[int | None]
     gpus: Mapped[int | None]
     gpu_type: Mapped[str | None] = mapped_column(String(64))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -264,3 +265,30 @@ async def test_job_events_are_recorded_for_every_poller_transition(
         select(JobEvent.to_state).where(JobEvent.job_id == job.id).order_by(JobEvent.id)
     )
     assert list(transitions) == ["submitting", "pending", "running", "failed"]
+
+
+async def test_resubmit_without_edits_repeats_the_exact_request(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, _, project = await physics(session)
+    actor = await as_actor(session, alice)
+    asked = request_for(
+        project,
+        partition="debug",
+        time_limit_minutes=30,
+        nodes=1,
+        ntasks=4,
+        cpus_per_task=2,
+        memory_mb=2048,
+        gpus=1,
+        gpu_type="a100",
+        environment={"OMP_NUM_THREADS": "2", "MODE": "fast"},
+        stdout_path="/scratch/alice/out-%j.txt",
+    )
+    original = await jobs.submit(actor, asked)
+    clone = await jobs.resubmit(actor, original.id)
+    first, second = fake.specs[original.slurm_job_id or ""], fake.specs[clone.slurm_job_id or ""]
+    assert second.comment != first.comment
+    assert dataclasses.replace(second, comment=first.comment) == first
+    assert (clone.ntasks, clone.cpus_per_task, clone.cpus) == (4, 2, 2)
+    assert clone.environment == {"OMP_NUM_THREADS": "2", "MODE": "fast"}

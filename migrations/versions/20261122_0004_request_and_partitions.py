@@ -1,0 +1,31 @@
+"""Jobs keep their exact request (tasks, CPUs per task, environment).
+
+Revision ID: 0004_request
+Revises: 0003_usage
+Create Date: 2026-11-22 12:00:00
+
+"""
+from collections.abc import Sequence
+
+from alembic import op
+import sqlalchemy as sa
+
+
+revision: str = '0004_request'
+down_revision: str | None = '0003_usage'
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table('jobs', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('ntasks', sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column('cpus_per_task', sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column('environment', sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('jobs', schema=None) as batch_op:
+        batch_op.drop_column('environment')
+        batch_op.drop_column('cpus_per_task')
+        batch_op.drop_column('ntasks')
