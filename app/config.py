@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     secret_key: SecretStr = SecretStr(DEV_SECRET_KEY)
     clusters_file: Path | None = None
     poll_interval: float = Field(default=10.0, gt=0)
+    # Seconds between usage ingestions run by the poller (one sacct each); 0 turns them off.
+    usage_ingest_interval: float = Field(default=300.0, ge=0)
+    # Poll cycles between two partition reports (one sinfo each).
+    partitions_every: int = Field(default=6, ge=1)
     # None means "decide from env": on in development, off in production.
     run_poller_in_web: bool | None = None
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import String, Text
+from sqlalchemy import JSON, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, utc_now
@@ -19,6 +20,9 @@ class ClusterStatus(Base):
     consecutive_failures: Mapped[int] = mapped_column(default=0)
     calls_last_cycle: Mapped[int] = mapped_column(default=0)
     cycle_seconds: Mapped[float | None]
+    # The partitions and their capacity as last reported (name, state, limits, nodes, CPUs).
+    partitions: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    partitions_at: Mapped[datetime | None]
     updated_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)
 
 

@@ -3,7 +3,9 @@
 The database is touched twice, briefly: a read-only session for the tracked rows (closed
 before Slurm is called) and one transaction for the outcome. In between: one queue call,
 at most one batched accounting call for jobs that left the queue, and, only when a
-submission went unconfirmed, one accounting search by time for its UUID.
+submission went unconfirmed, one accounting search by time for its UUID. The runner asks
+for extra work on some cycles (``CycleWork``): one partitions call, or one usage ingestion
+(one accounting call, its own short transactions). ADR 0002 gives the whole budget.
 """
 
 from __future__ import annotations
@@ -25,13 +27,25 @@ from app.poller.reconcile import (
     reconcile,
     stale_submissions,
 )
+from app.reports.ingest import ingest_cycle
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import SchedulerError
-from app.scheduler.types import JobInfo
+from app.scheduler.types import JobInfo, PartitionInfo
 
 logger = logging.getLogger(__name__)
 # Slurm's submit time and the portal's row time come from different clocks.
 CLOCK_SKEW_MARGIN = timedelta(minutes=5)
+
+
+@dataclass(frozen=True, slots=True)
+class CycleWork:
+    """What this cycle does besides syncing job states."""
+
+    partitions: bool = False
+    usage: bool = False
+
+
+NO_EXTRA_WORK = CycleWork()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +84,23 @@ async def fetch(
     return queue, records
 
 
+async def _extra_work(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str,
+    adapter: SchedulerAdapter,
+    work: CycleWork,
+    calls: _Calls,
+) -> list[PartitionInfo] | None:
+    """The partitions, when asked for, after ingesting usage when that is due."""
+    if work.usage:
+        calls.count += 1
+        await ingest_cycle(sessionmaker, adapter, cluster)
+    if not work.partitions:
+        return None
+    calls.count += 1
+    return list(await adapter.partitions())
+
+
 async def poll_cluster_once(
     sessionmaker: async_sessionmaker[AsyncSession],
     cluster: str,
@@ -77,6 +108,7 @@ async def poll_cluster_once(
     *,
     grace: Grace | None = None,
     now: datetime | None = None,
+    work: CycleWork = NO_EXTRA_WORK,
 ) -> CycleResult:
     """Run one cycle; scheduler failures are recorded in cluster_status, not raised."""
     rules = grace or Grace()
@@ -85,18 +117,26 @@ async def poll_cluster_once(
     calls = _Calls()
     jobs = await store.load_tracked_jobs(sessionmaker, cluster)
     transitions: list[Transition] = []
+    partitions: list[PartitionInfo] | None = None
     error: str | None = None
     try:
         queue, records = await fetch(adapter, jobs, moment, rules, calls)
         transitions = reconcile(jobs, queue, records, moment, rules)
         await store.apply_transitions(sessionmaker, transitions)
+        partitions = await _extra_work(sessionmaker, cluster, adapter, work, calls)
     except SchedulerError as exc:
         # Jobs keep their last known state: an unreachable cluster proves nothing about them.
         error = f"{type(exc).__name__}: {exc}"[:2000]
         logger.warning("poll of cluster %s failed: %s", cluster, error)
     seconds = time.monotonic() - started
     failures = await store.record_cycle(
-        sessionmaker, cluster, now=moment, calls=calls.count, seconds=seconds, error=error
+        sessionmaker,
+        cluster,
+        now=moment,
+        calls=calls.count,
+        seconds=seconds,
+        error=error,
+        partitions=partitions,
     )
     return CycleResult(
         cluster, error is None, calls.count, seconds, len(jobs), len(transitions), failures, error

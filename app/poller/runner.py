@@ -9,6 +9,7 @@ import logging
 import os
 import random
 import socket
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from app.config import Settings
 from app.models import utc_now
 from app.observability.scheduler import observe_cycle
 from app.poller import lease
-from app.poller.cycle import poll_cluster_once
+from app.poller.cycle import CycleWork, poll_cluster_once
 from app.poller.reconcile import Grace
 from app.scheduler.base import SchedulerAdapter
 
@@ -56,6 +57,31 @@ class PollTiming:
         return jittered(min(backoff, max(MAX_BACKOFF_SECONDS, self.interval)))
 
 
+@dataclass
+class ExtraWorkSchedule:
+    """Decides which cycles also report partitions or ingest usage (ADR 0002 budget).
+
+    Counted only on cycles this process polls, so a standby that takes over starts afresh.
+    """
+
+    partitions_every: int = 6
+    usage_every: float = 300.0
+    cycles: int = 0
+    last_usage: float | None = None
+
+    def due(self, now: float) -> CycleWork:
+        usage = self.usage_every > 0 and (
+            self.last_usage is None or now - self.last_usage >= self.usage_every
+        )
+        return CycleWork(partitions=self.cycles % self.partitions_every == 0, usage=usage)
+
+    def ran(self, work: CycleWork, now: float) -> None:
+        # A failed ingestion also waits for the next slot: a failing cluster gets no extra calls.
+        self.cycles += 1
+        if work.usage:
+            self.last_usage = now
+
+
 def jittered(seconds: float) -> float:
     # Spreads several pollers and clusters apart; not a security use of randomness.
     return seconds * random.uniform(1 - JITTER, 1 + JITTER)  # noqa: S311
@@ -77,11 +103,15 @@ async def _one_turn(
     holder: str,
     timing: PollTiming,
     grace: Grace,
+    schedule: ExtraWorkSchedule,
 ) -> tuple[bool, float]:
     """(holds the lease, seconds until the next turn)."""
     if not await lease.acquire(sessionmaker, cluster, holder, utc_now(), timing.lease):
         return False, timing.standby_retry
-    result = await poll_cluster_once(sessionmaker, cluster, adapter, grace=grace)
+    started = time.monotonic()
+    work = schedule.due(started)
+    result = await poll_cluster_once(sessionmaker, cluster, adapter, grace=grace, work=work)
+    schedule.ran(work, started)
     observe_cycle(
         cluster, is_ok=result.is_ok, seconds=result.seconds, transitions=result.transitions
     )
@@ -97,15 +127,17 @@ async def poll_cluster_forever(
     timing: PollTiming,
     holder: str,
     grace: Grace | None = None,
+    schedule: ExtraWorkSchedule | None = None,
 ) -> None:
     rules = grace or Grace()
+    extra = schedule or ExtraWorkSchedule()
     holds_lease = False
     failures = 0
     try:
         while not stop_event.is_set():
             try:
                 holds_lease, delay = await _one_turn(
-                    sessionmaker, cluster, adapter, holder, timing, rules
+                    sessionmaker, cluster, adapter, holder, timing, rules, extra
                 )
                 failures = 0
             except (SQLAlchemyError, OSError):
@@ -142,6 +174,9 @@ async def run_poller(
                     timing=timing,
                     holder=name,
                     grace=grace,
+                    schedule=ExtraWorkSchedule(
+                        settings.partitions_every, settings.usage_ingest_interval
+                    ),
                 ),
                 name=f"poller:{cluster}",
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Row, select
@@ -14,6 +14,26 @@ from app.db import unit_of_work
 from app.jobs import repository
 from app.models import ClusterStatus, Job
 from app.poller.reconcile import TrackedJob, Transition
+from app.scheduler.types import PartitionInfo
+
+
+def _minutes(limit: timedelta | None) -> int | None:
+    return None if limit is None else int(limit.total_seconds()) // 60
+
+
+def partition_record(partition: PartitionInfo) -> dict[str, Any]:
+    """A partition as stored in ``cluster_status.partitions`` (JSON-friendly)."""
+    return {
+        "name": partition.name,
+        "state": partition.state,
+        "is_default": partition.is_default,
+        "max_minutes": _minutes(partition.max_time),
+        "default_minutes": _minutes(partition.default_time),
+        "total_nodes": partition.total_nodes,
+        "idle_nodes": partition.idle_nodes,
+        "total_cpus": partition.total_cpus,
+        "idle_cpus": partition.idle_cpus,
+    }
 
 
 def tracked(job: Job | Row[Any]) -> TrackedJob:
@@ -128,10 +148,14 @@ async def record_cycle(
     calls: int,
     seconds: float,
     error: str | None,
+    partitions: Sequence[PartitionInfo] | None = None,
 ) -> int:
     """Heartbeat for /healthz; returns the number of consecutive failures."""
     async with unit_of_work(sessionmaker) as session:
         row = await _status_row(session, cluster)
+        if partitions is not None:
+            row.partitions = [partition_record(p) for p in partitions]
+            row.partitions_at = now
         row.calls_last_cycle = calls
         row.cycle_seconds = seconds
         if error is None:

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from app.deps import SessionDep
+from app.job_templates.values import format_duration
 from app.jobs import repository, states
 from app.jobs.repository import JobFilters
 from app.models import ClusterStatus, Job, JobTemplate, Project, TemplateVersion
@@ -250,12 +251,41 @@ async def template_links(session: AsyncSession, actor: Actor) -> dict[str, list[
 
 
 @dataclass(frozen=True, slots=True)
+class PartitionView:
+    name: str
+    state: str
+    is_default: bool
+    max_time: str
+    default_time: str
+    nodes: str
+    cpus: str
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterView:
     name: str
     is_reachable: bool
     status: str
     last_contact: str
     last_error: str | None
+    partitions: tuple[PartitionView, ...] = ()
+    partitions_at: str | None = None
+
+
+def _limit(minutes: Any) -> str:
+    return format_duration(minutes) if isinstance(minutes, int) and minutes > 0 else "none"
+
+
+def _partition_view(record: dict[str, Any]) -> PartitionView:
+    return PartitionView(
+        name=str(record.get("name", "?")),
+        state=str(record.get("state", "")),
+        is_default=bool(record.get("is_default")),
+        max_time=_limit(record.get("max_minutes")),
+        default_time=_limit(record.get("default_minutes")),
+        nodes=f"{record.get('idle_nodes', 0)} of {record.get('total_nodes', 0)} idle",
+        cpus=f"{record.get('idle_cpus', 0)} of {record.get('total_cpus', 0)} idle",
+    )
 
 
 def _cluster_view(name: str, row: ClusterStatus | None, poll_interval: float) -> ClusterView:
@@ -264,8 +294,16 @@ def _cluster_view(name: str, row: ClusterStatus | None, poll_interval: float) ->
     age = (datetime.now(UTC) - row.last_contact_at).total_seconds()
     is_reachable = row.consecutive_failures == 0 and age <= poll_interval * STALE_POLLS
     status = "Reachable" if is_reachable else "Unreachable"
+    partitions = tuple(_partition_view(record) for record in row.partitions or ())
+    reported = view.format_time(row.partitions_at) if row.partitions_at else None
     return ClusterView(
-        name, is_reachable, status, view.format_time(row.last_contact_at), row.last_error
+        name,
+        is_reachable,
+        status,
+        view.format_time(row.last_contact_at),
+        row.last_error,
+        partitions,
+        reported,
     )
 
 

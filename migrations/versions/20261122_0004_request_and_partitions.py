@@ -1,4 +1,4 @@
-"""Jobs keep their exact request (tasks, CPUs per task, environment).
+"""Jobs keep their exact request (tasks, CPUs per task, environment); clusters their partitions.
 
 Revision ID: 0004_request
 Revises: 0003_usage
@@ -22,9 +22,17 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('ntasks', sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column('cpus_per_task', sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column('environment', sa.JSON(), nullable=True))
+    with op.batch_alter_table('cluster_status', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('partitions', sa.JSON(), nullable=True))
+        batch_op.add_column(
+            sa.Column('partitions_at', sa.DateTime(timezone=True), nullable=True)
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('cluster_status', schema=None) as batch_op:
+        batch_op.drop_column('partitions_at')
+        batch_op.drop_column('partitions')
     with op.batch_alter_table('jobs', schema=None) as batch_op:
         batch_op.drop_column('environment')
         batch_op.drop_column('cpus_per_task')

@@ -110,3 +110,40 @@ async def test_dashboard_sends_visitors_who_are_not_signed_in_to_sign_in(
 
     assert response.status_code == 303
     assert response.headers["location"].startswith("/signin")
+
+
+async def test_dashboard_shows_the_partitions_the_poller_reported(
+    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    now = datetime.now(UTC)
+    debug = {
+        "name": "debug",
+        "state": "up",
+        "is_default": True,
+        "max_minutes": 60,
+        "default_minutes": 10,
+        "total_nodes": 4,
+        "idle_nodes": 3,
+        "total_cpus": 64,
+        "idle_cpus": 40,
+    }
+    async with sessionmaker() as session:
+        session.add(
+            ClusterStatus(
+                cluster="alpha",
+                last_contact_at=now,
+                consecutive_failures=0,
+                partitions=[debug],
+                partitions_at=now,
+            )
+        )
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = await client.get("/dashboard")
+
+    row = page.text.split('<th scope="row">debug')[1].split("</tr>")[0]
+    assert "(default)" in row and "<td>up</td>" in row
+    assert "<td>1:00:00</td><td>0:10:00</td>" in row
+    assert "<td>3 of 4 idle</td><td>40 of 64 idle</td>" in row
+    assert "not reported yet" not in page.text
