@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 
 from app.scheduler.base import follow_file
+from app.scheduler.cache import TtlCache
 from app.scheduler.config import ClusterConfig
 from app.scheduler.errors import (
     FileUnavailable,
@@ -39,16 +40,26 @@ from app.scheduler.types import (
 )
 from app.scheduler.validation import is_under_roots, resolve_log_path, validate_spec
 
+PREFLIGHT_CACHE_SECONDS = 60.0
+
 
 class SlurmAdapter:
     """Implements SchedulerAdapter for one Slurm cluster."""
 
     def __init__(
-        self, config: ClusterConfig, ssh: SshTransport, rest: RestTransport | None = None
+        self,
+        config: ClusterConfig,
+        ssh: SshTransport,
+        rest: RestTransport | None = None,
+        *,
+        preflight_cache_seconds: float = PREFLIGHT_CACHE_SECONDS,
     ) -> None:
         self.config = config
         self.ssh = ssh
         self.rest = rest
+        # Preflight reuses these briefly: two of its four SSH round trips per submission.
+        self._associations: TtlCache[str, list[Association]] = TtlCache(preflight_cache_seconds)
+        self._partitions: TtlCache[str, list[PartitionInfo]] = TtlCache(preflight_cache_seconds)
 
     async def submit(self, spec: JobSpec, as_user: str) -> str:
         """Validate, then submit as ``as_user``; returns the Slurm job id."""
@@ -93,14 +104,30 @@ class SlurmAdapter:
     async def _association_problems(self, spec: JobSpec, user: str) -> list[tuple[str, str]]:
         if spec.account is None:
             return []
-        allowed = {a.account for a in await self.associations(user)}
+        cached = await self._associations.get(user, lambda: self.associations(user))
+        if spec.account in {a.account for a in cached}:
+            return []
+        # A refusal is never based on a stale answer: a user just added to an account passes.
+        self._associations.forget(user)
+        fresh = await self._associations.get(user, lambda: self.associations(user))
+        allowed = {a.account for a in fresh}
         if spec.account in allowed:
             return []
         choices = ", ".join(sorted(allowed)) or "none"
         return [("account", f"you cannot charge account {spec.account} (yours: {choices})")]
 
     async def _partition_problems(self, spec: JobSpec) -> list[tuple[str, str]]:
-        partitions = {p.name: p for p in await self.partitions()}
+        problems = await self._partition_problems_from(spec, fresh=False)
+        if problems:
+            problems = await self._partition_problems_from(spec, fresh=True)
+        return problems
+
+    async def _partition_problems_from(
+        self, spec: JobSpec, *, fresh: bool
+    ) -> list[tuple[str, str]]:
+        if fresh:
+            self._partitions.forget("")
+        partitions = {p.name: p for p in await self._partitions.get("", self.partitions)}
         chosen = spec.partition or next((p.name for p in partitions.values() if p.is_default), "")
         partition = partitions.get(chosen)
         if partition is None:
