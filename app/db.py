@@ -103,3 +103,17 @@ def migrate_to_head(database_url: str) -> None:
     if is_sqlite_url(database_url):
         _ensure_sqlite_directory(database_url)
     command.upgrade(alembic_config(database_url), "head")
+
+
+def include_for_dialect(dialect_name: str) -> Any:
+    """An Alembic ``include_object`` that skips schema objects meant for other dialects.
+
+    Alembic's comparison ignores ``ddl_if``, so a PostgreSQL-only index would otherwise be
+    reported missing on SQLite.
+    """
+
+    def include(obj: Any, name: str | None, type_: str, reflected: bool, other: Any) -> bool:
+        condition = getattr(obj, "_ddl_if", None)
+        return condition is None or condition.dialect in (None, dialect_name)
+
+    return include

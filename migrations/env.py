@@ -9,7 +9,7 @@ from alembic import context
 from sqlalchemy import engine_from_config, pool
 
 from app.config import DEFAULT_DATABASE_URL
-from app.db import sync_database_url
+from app.db import include_for_dialect, sync_database_url
 from app.models import Base
 
 config = context.config
@@ -53,6 +53,7 @@ def run_migrations_online() -> None:
             # SQLite cannot ALTER most things; batch mode rebuilds the table instead.
             render_as_batch=connection.dialect.name == "sqlite",
             compare_type=True,
+            include_object=include_for_dialect(connection.dialect.name),
         )
         with context.begin_transaction():
             context.run_migrations()

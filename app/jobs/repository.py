@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from sqlalchemy import Row, Select, or_, select, update
+from sqlalchemy import Row, Select, case, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
-from app.jobs.states import ACTIVE_STATES
-from app.models import Job, JobEvent, Membership, Project, UserClusterAccount
+from app.jobs.states import ACTIVE_STATES, TERMINAL_STATES
+from app.models import Job, JobEvent, Membership, Project, TemplateVersion, UserClusterAccount
+
+# Without a trigram index, a name search scans id windows of this size, newest first.
+SEARCH_WINDOW = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,3 +192,108 @@ async def attach_slurm_id(
         .execution_options(synchronize_session=False)
     )
     return current if getattr(result, "rowcount", 0) == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class JobListFilters:
+    """What the job lists of the pages narrow to, besides ``JobFilters``."""
+
+    base: JobFilters = JobFilters()
+    template_id: int | None = None
+    since: date | None = None
+    until: date | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JobListRow:
+    """One list row: the job, its project's name and, for an array, its task counts."""
+
+    job: Job
+    project_name: str
+    tasks: int | None
+    tasks_running: int | None
+    tasks_completed: int | None
+    tasks_ended: int | None
+
+
+_task = aliased(Job)
+_RUNNING = ("running", "completing")
+
+
+def _task_count(*conditions: Any) -> Any:
+    counted = select(func.count()).where(_task.array_parent_id == Job.id, *conditions)
+    # Only array parents pay for the count; PostgreSQL skips the sub-plan otherwise.
+    return case((Job.array_spec.is_not(None), counted.scalar_subquery()), else_=None)
+
+
+def text_matches(text: str) -> Any:
+    """Name contains ``text`` (ILIKE, served by the trigram index) or the Slurm id is it."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return or_(
+        Job.name.ilike(f"%{escaped}%", escape="\\"),
+        Job.slurm_job_id == text,
+        Job.slurm_job_id.like(f"{escaped}\\_%", escape="\\"),
+    )
+
+
+def _narrowed(query: Select[Any], wanted: JobListFilters) -> Select[Any]:
+    query = apply_filters(query, wanted.base)
+    if wanted.template_id is not None:
+        versions = select(TemplateVersion.id).where(
+            TemplateVersion.template_id == wanted.template_id
+        )
+        query = query.where(Job.template_version_id.in_(versions))
+    if wanted.since is not None:
+        query = query.where(Job.created_at >= datetime.combine(wanted.since, time(), UTC))
+    if wanted.until is not None:
+        end = datetime.combine(wanted.until + timedelta(days=1), time(), UTC)
+        query = query.where(Job.created_at < end)
+    text = wanted.text.strip()
+    return query.where(text_matches(text)) if text else query
+
+
+async def _in_windows(
+    session: AsyncSession, query: Select[Any], before: int | None, wanted: int
+) -> list[Any]:
+    """Newest matches first, one bounded id range at a time, stopping once a page is full.
+
+    For SQLite, which has no index for ``LIKE '%text%'``: each step stays a range scan.
+    """
+    upper = before or (await session.scalar(select(func.max(Job.id))) or 0) + 1
+    found: list[Any] = []
+    while upper > 1 and len(found) < wanted:
+        window = query.where(Job.id < upper, Job.id >= upper - SEARCH_WINDOW)
+        ordered = window.order_by(Job.id.desc()).limit(wanted - len(found))
+        found.extend((await session.execute(ordered)).all())
+        upper -= SEARCH_WINDOW
+    return found
+
+
+async def list_job_rows(
+    session: AsyncSession,
+    visible: Select[Job],
+    wanted: JobListFilters,
+    before_id: int | None,
+    limit: int,
+) -> list[JobListRow]:
+    """One keyset page (ids below ``before_id``) of ``visible`` jobs, newest first.
+
+    A single query: the project name is joined and array tasks are counted inside it.
+    """
+    query = _narrowed(visible, wanted).join(Project, Project.id == Job.project_id)
+    query = query.add_columns(
+        Project.name,
+        _task_count(),
+        _task_count(_task.state.in_(_RUNNING)),
+        _task_count(_task.state == "completed"),
+        _task_count(_task.state.in_(TERMINAL_STATES)),
+    )
+    is_indexed = session.get_bind().dialect.name == "postgresql"
+    if wanted.text.strip() and not is_indexed:
+        found = await _in_windows(session, query, before_id, limit)
+    else:
+        if before_id is not None:
+            query = query.where(Job.id < before_id)
+        found = list((await session.execute(query.order_by(Job.id.desc()).limit(limit))).all())
+    return [JobListRow(*row) for row in found]

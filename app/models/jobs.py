@@ -45,6 +45,20 @@ class Job(Base):
         # wrap-around, and the portal UUID is the job's identity anyway.
         Index("ix_jobs_cluster_slurm_job_id", "cluster", "slurm_job_id"),
         Index("ix_jobs_array_parent_id", "array_parent_id"),
+        # PostgreSQL only (pg_trgm): serve the job list's ILIKE '%text%' name search and
+        # its Slurm id match without reading every visible row.
+        Index(
+            "ix_jobs_name_trgm",
+            "name",
+            postgresql_using="gin",
+            postgresql_ops={"name": "gin_trgm_ops"},
+        ).ddl_if(dialect="postgresql"),
+        Index(
+            "ix_jobs_slurm_job_id_trgm",
+            "slurm_job_id",
+            postgresql_using="gin",
+            postgresql_ops={"slurm_job_id": "gin_trgm_ops"},
+        ).ddl_if(dialect="postgresql"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

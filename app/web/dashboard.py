@@ -1,23 +1,20 @@
-"""The dashboard, and the job-list read model it shares with the job history page.
+"""The dashboard, and the job-list view it shares with the job history page.
 
-Job lists are one query per page (text searches: one per id window, see
-``_search_windows``): visible jobs (``jobs.repository``) narrowed by the
-filters, keyset-paged on the primary key, with the project name joined in and array tasks
-counted per parent in correlated sub-queries, so nothing is loaded row by row.
+The rows come from ``jobs.repository.list_job_rows``: one query per page, keyset-paged on
+the primary key, with the project name and array task counts inside it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from sqlalchemy import Select, and_, case, func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from app.deps import SessionDep
 from app.job_templates.values import format_duration
@@ -31,7 +28,6 @@ from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
 
 PAGE_SIZE = 50
-SEARCH_WINDOW = 50_000
 RECENT_JOBS = 10
 QUICK_LINKS = 5
 # A cluster not heard from for this many poll intervals is shown as unreachable.
@@ -79,42 +75,9 @@ class JobRow:
     tasks: str | None
 
 
-_task = aliased(Job)
-_RUNNING = ("running", "completing")
-
-
-def _task_count(*conditions: Any) -> Any:
-    counted = select(func.count()).where(_task.array_parent_id == Job.id, *conditions)
-    # Only array parents pay for the count; PostgreSQL skips the sub-plan otherwise.
-    return case((Job.array_spec.is_not(None), counted.scalar_subquery()), else_=None)
-
-
-def _narrow(query: Select[Any], filters: HistoryFilters) -> Select[Any]:
-    if filters.template_id is not None:
-        versions = select(TemplateVersion.id).where(
-            TemplateVersion.template_id == filters.template_id
-        )
-        query = query.where(Job.template_version_id.in_(versions))
-    if filters.since is not None:
-        query = query.where(Job.created_at >= datetime.combine(filters.since, time(), UTC))
-    if filters.until is not None:
-        end = datetime.combine(filters.until + timedelta(days=1), time(), UTC)
-        query = query.where(Job.created_at < end)
-    text = filters.text.strip()
-    if text:
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(
-            or_(
-                Job.name.ilike(f"%{escaped}%", escape="\\"),
-                Job.slurm_job_id == text,
-                Job.slurm_job_id.like(f"{escaped}\\_%", escape="\\"),
-            )
-        )
-    return query
-
-
-def _row(job: Job, project: str, counts: tuple[int | None, ...]) -> JobRow:
-    total, running, completed, ended = counts
+def _row(listed: repository.JobListRow) -> JobRow:
+    job, total = listed.job, listed.tasks
+    running, completed, ended = listed.tasks_running, listed.tasks_completed, listed.tasks_ended
     tasks = None
     if total:
         failed = (ended or 0) - (completed or 0)
@@ -128,7 +91,7 @@ def _row(job: Job, project: str, counts: tuple[int | None, ...]) -> JobRow:
         name=job.name,
         slurm_id=job.slurm_job_id or "—",
         badge=view.state_badge(job.state),
-        project=project,
+        project=listed.project_name,
         cluster=job.cluster,
         submitted=view.format_time(job.submitted_at or job.created_at),
         elapsed=view.format_seconds(job.elapsed_seconds),
@@ -136,40 +99,7 @@ def _row(job: Job, project: str, counts: tuple[int | None, ...]) -> JobRow:
     )
 
 
-async def _search_windows(
-    session: AsyncSession, query: Select[Any], before: int | None, wanted: int
-) -> list[Any]:
-    """Newest matches first, scanning id ranges from the top down.
-
-    The planner cannot estimate how many names match ``ILIKE '%text%'``; asked in one go it
-    collects every visible job and sorts them. Bounded id windows keep each step an index
-    range scan, and the search stops as soon as a page is full.
-    """
-    upper = before or (await session.scalar(select(func.max(Job.id))) or 0) + 1
-    found: list[Any] = []
-    while upper > 1 and len(found) < wanted:
-        window = query.where(Job.id < upper, Job.id >= upper - SEARCH_WINDOW)
-        ordered = window.order_by(Job.id.desc()).limit(wanted - len(found))
-        found.extend((await session.execute(ordered)).all())
-        upper -= SEARCH_WINDOW
-    return found
-
-
-def _split(values: tuple[Any, ...]) -> tuple[Job, str, tuple[int | None, ...]]:
-    return values[0], values[1], values[2:]
-
-
-async def history_page(
-    session: AsyncSession,
-    actor: Actor,
-    filters: HistoryFilters,
-    before: int | None,
-    limit: int = PAGE_SIZE,
-) -> tuple[list[JobRow], int | None]:
-    """One page of visible jobs, newest first, in a single query; array tasks folded in."""
-    query = repository.visible_jobs_query(
-        actor.user_id, actor.is_site_admin, sorted(actor.project_roles)
-    )
+def _list_filters(actor: Actor, filters: HistoryFilters) -> repository.JobListFilters:
     wanted: tuple[str, ...] = (filters.state,) if filters.state else ()
     if filters.active_only:
         wanted = tuple(sorted(states.ACTIVE_STATES))
@@ -181,21 +111,26 @@ async def history_page(
         cluster=filters.cluster,
         owner_user_id=actor.user_id if filters.mine_only else None,
     )
-    query = _narrow(repository.apply_filters(query, base), filters)
-    if before is not None and not filters.text.strip():
-        query = query.where(Job.id < before)
-    query = query.join(Project, Project.id == Job.project_id).add_columns(
-        Project.name,
-        _task_count(),
-        _task_count(_task.state.in_(_RUNNING)),
-        _task_count(_task.state == "completed"),
-        _task_count(_task.state.in_(states.TERMINAL_STATES)),
+    return repository.JobListFilters(
+        base, filters.template_id, filters.since, filters.until, filters.text
     )
-    if filters.text.strip():
-        found = await _search_windows(session, query, before, limit + 1)
-    else:
-        found = list((await session.execute(query.order_by(Job.id.desc()).limit(limit + 1))).all())
-    rows = [_row(*_split(tuple(r))) for r in found]
+
+
+async def history_page(
+    session: AsyncSession,
+    actor: Actor,
+    filters: HistoryFilters,
+    before: int | None,
+    limit: int = PAGE_SIZE,
+) -> tuple[list[JobRow], int | None]:
+    """One page of visible jobs, newest first, in a single query; array tasks folded in."""
+    visible = repository.visible_jobs_query(
+        actor.user_id, actor.is_site_admin, sorted(actor.project_roles)
+    )
+    found = await repository.list_job_rows(
+        session, visible, _list_filters(actor, filters), before, limit + 1
+    )
+    rows = [_row(listed) for listed in found]
     has_more = len(rows) > limit
     return rows[:limit], rows[limit - 1].id if has_more else None
 

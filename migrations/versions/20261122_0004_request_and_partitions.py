@@ -1,4 +1,5 @@
-"""Jobs keep their exact request (tasks, CPUs per task, environment); clusters their partitions.
+"""Jobs keep their exact request (tasks, CPUs per task, environment); clusters their partitions;
+on PostgreSQL, trigram indexes for the job search.
 
 Revision ID: 0004_request
 Revises: 0003_usage
@@ -16,6 +17,8 @@ down_revision: str | None = '0003_usage'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+TRIGRAM_COLUMNS = ('name', 'slurm_job_id')
+
 
 def upgrade() -> None:
     with op.batch_alter_table('jobs', schema=None) as batch_op:
@@ -27,9 +30,22 @@ def upgrade() -> None:
         batch_op.add_column(
             sa.Column('partitions_at', sa.DateTime(timezone=True), nullable=True)
         )
+    if op.get_bind().dialect.name == 'postgresql':
+        op.execute('CREATE EXTENSION IF NOT EXISTS pg_trgm')
+        for column in TRIGRAM_COLUMNS:
+            op.create_index(
+                f'ix_jobs_{column}_trgm',
+                'jobs',
+                [column],
+                postgresql_using='gin',
+                postgresql_ops={column: 'gin_trgm_ops'},
+            )
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == 'postgresql':
+        for column in TRIGRAM_COLUMNS:
+            op.drop_index(f'ix_jobs_{column}_trgm', table_name='jobs')
     with op.batch_alter_table('cluster_status', schema=None) as batch_op:
         batch_op.drop_column('partitions_at')
         batch_op.drop_column('partitions')

@@ -1,0 +1,54 @@
+"""The job-list query shared by /jobs and the dashboard, on both databases."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.jobs import repository
+from app.models import Job
+from tests.factories import make_job, make_project, make_user
+
+
+async def test_search_matches_names_case_insensitively_and_slurm_ids_exactly(
+    session: AsyncSession,
+) -> None:
+    project = await make_project(session, "Physics", slurm_account="physics")
+    alice = await make_user(session, "alice")
+    wanted = [
+        await make_job(session, alice, project, name="Big_Relax run"),
+        await make_job(session, alice, project, name="other", slurm_job_id="4711"),
+        await make_job(session, alice, project, name="array", slurm_job_id="4711_3"),
+    ]
+    await make_job(session, alice, project, name="bigxrelax", slurm_job_id="47110")
+    await session.commit()
+    visible = repository.visible_jobs_query(alice.id, False, [project.id])
+
+    by_name = await repository.list_job_rows(
+        session, visible, repository.JobListFilters(text="big_relax"), None, 10
+    )
+    by_id = await repository.list_job_rows(
+        session, visible, repository.JobListFilters(text="4711"), None, 10
+    )
+    nothing = await repository.list_job_rows(
+        session, visible, repository.JobListFilters(text="no such job"), None, 10
+    )
+
+    assert [row.job.id for row in by_name] == [wanted[0].id]
+    assert [row.job.id for row in by_id] == [wanted[2].id, wanted[1].id]
+    assert nothing == []
+    assert by_name[0].project_name == "Physics"
+
+
+async def test_postgresql_serves_the_search_from_the_trigram_indexes(
+    session: AsyncSession,
+) -> None:
+    if session.get_bind().dialect.name != "postgresql":
+        pytest.skip("the trigram indexes exist on PostgreSQL only")
+    # Tiny test tables would be scanned anyway; the question is whether the index can serve.
+    await session.execute(text("SET LOCAL enable_seqscan = off"))
+    query = select(Job.id).where(repository.text_matches("relax"))
+    compiled = query.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
+    plan = "\n".join((await session.execute(text(f"EXPLAIN {compiled}"))).scalars())
+    assert "ix_jobs_name_trgm" in plan and "ix_jobs_slurm_job_id_trgm" in plan, plan
