@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     usage_ingest_interval: float = Field(default=300.0, ge=0)
     # Poll cycles between two partition reports (one sinfo each).
     partitions_every: int = Field(default=6, ge=1)
+    # PostgreSQL connections per process: kept open, and extra ones opened under load.
+    db_pool_size: int = Field(default=10, ge=1)
+    db_max_overflow: int = Field(default=20, ge=0)
     # None means "decide from env": on in development, off in production.
     run_poller_in_web: bool | None = None
 

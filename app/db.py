@@ -22,6 +22,8 @@ from sqlalchemy.ext.asyncio import (
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SQLITE_BUSY_TIMEOUT_MS = 5000
+DEFAULT_POOL_SIZE = 10
+DEFAULT_MAX_OVERFLOW = 20
 
 
 def is_sqlite_url(database_url: str) -> bool:
@@ -46,14 +48,26 @@ def _ensure_sqlite_directory(database_url: str) -> None:
         Path(database).parent.mkdir(parents=True, exist_ok=True)
 
 
-def create_engine(database_url: str, *, echo: bool = False) -> AsyncEngine:
+def create_engine(
+    database_url: str,
+    *,
+    echo: bool = False,
+    pool_size: int = DEFAULT_POOL_SIZE,
+    max_overflow: int = DEFAULT_MAX_OVERFLOW,
+) -> AsyncEngine:
     """An async engine for SQLite (aiosqlite) or PostgreSQL (psycopg 3)."""
     if is_sqlite_url(database_url):
         _ensure_sqlite_directory(database_url)
         engine = create_async_engine(database_url, echo=echo)
         event.listen(engine.sync_engine, "connect", _configure_sqlite_connection)
         return engine
-    return create_async_engine(database_url, echo=echo, pool_pre_ping=True)
+    return create_async_engine(
+        database_url,
+        echo=echo,
+        pool_pre_ping=True,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+    )
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
@@ -73,6 +87,17 @@ async def unit_of_work(
         except BaseException:
             await session.rollback()
             raise
+
+
+async def release_connection(session: AsyncSession) -> None:
+    """Ends the session's transaction so its pooled connection is free during a cluster call.
+
+    A submit or job command waits seconds on SSH or HTTP while the jobs service opens its own
+    short sessions; a request session still holding its connection meanwhile would need two
+    connections per command and starve the pool under concurrent submits. The session stays
+    usable: the next query takes a connection again.
+    """
+    await session.commit()
 
 
 def sync_database_url(database_url: str) -> str:

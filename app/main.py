@@ -54,7 +54,11 @@ async def home(request: Request, context: WebContextDep) -> Response:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings: Settings = app.state.settings
     clusters: dict[str, ClusterConfig] = app.state.clusters
-    engine = create_engine(settings.database_url)
+    engine = create_engine(
+        settings.database_url,
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_max_overflow,
+    )
     sessionmaker = create_sessionmaker(engine)
     registry = InstrumentedRegistry(clusters)
     app.state.engine = engine

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import release_connection
 from app.job_templates.choices import submit_context
 from app.job_templates.context import SubmitContext
 from app.models import Project
@@ -39,11 +40,15 @@ async def context_for(
 ) -> SubmitContext:
     config = request.app.state.clusters.get(project.cluster)
     roots = tuple(config.log_roots) if config else DEFAULT_ROOTS
+    choices = await actor_projects(session, actor)
+    username = await users.cluster_username(session, actor, project.cluster)
+    # The choices may come from the cluster (seconds when uncached).
+    await release_connection(session)
     return await submit_context(
         project.cluster,
-        await actor_projects(session, actor),
+        choices,
         adapter=scheduler_for(request, project.cluster),
-        username=await users.cluster_username(session, actor, project.cluster),
+        username=username,
         roots=roots,
     )
 

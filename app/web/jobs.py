@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import release_connection
 from app.deps import SessionDep
 from app.errors import ValidationFailed
 from app.job_templates.values import format_duration, format_memory, parse_duration, parse_memory
@@ -334,6 +335,7 @@ async def run_action(
     action: ActionName,
 ) -> Response:
     """Ask the cluster; the new state shows up once the poller has seen Slurm's answer."""
+    await release_connection(session)
     await getattr(service, action)(actor, job_id, origin=web_origin(request))
     if not is_htmx(request):
         return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)

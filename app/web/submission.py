@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import release_connection
 from app.errors import ServiceUnavailable
 from app.jobs.requests import JobRequest
 from app.users.actor import Actor
@@ -22,6 +23,7 @@ async def submit_job(
     service = getattr(request.app.state, "job_service", None)
     if service is None:
         raise ServiceUnavailable("Job submission is not enabled on this portal.")
+    await release_connection(session)
     submitted = await service.submit(actor, job, idempotency_key, origin=web_origin(request))
     job_id: int = submitted.id
     return job_id

@@ -181,6 +181,19 @@ def cancel_slurm_jobs(job_ids: list[str]) -> None:
         subprocess.run(["scancel", *job_ids[start : start + 100]], check=False, capture_output=True)
 
 
+def cancel_slurm_jobs_named(prefix: str) -> None:
+    """Cancels every queued job whose name starts with ``prefix``, e.g. after a failed test."""
+    out = subprocess.run(
+        ["squeue", "-h", "-o", "%i|%j"], check=False, capture_output=True, text=True
+    ).stdout
+    named = [
+        job_id
+        for job_id, name in (line.split("|", 1) for line in out.splitlines() if "|" in line)
+        if name.startswith(prefix)
+    ]
+    cancel_slurm_jobs(named)
+
+
 def _slurm_time(moment: datetime) -> str:
     # sacct reads -S in the cluster's local time zone.
     return moment.astimezone().strftime("%Y-%m-%dT%H:%M:%S")

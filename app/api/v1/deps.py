@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.exceptions import HTTPException
 
 from app.audit.service import Origin, api_surface
-from app.db import unit_of_work
+from app.db import release_connection, unit_of_work
 from app.deps import SessionDep
 from app.errors import Forbidden, NotFound, Unauthorized
 from app.jobs.service import JobService
@@ -75,6 +75,10 @@ async def get_principal(
         project_roles=actor.project_roles,
         cluster_usernames=actor.cluster_usernames,
     )
+    # Free this connection before _record_use takes another: a request holding one while
+    # waiting for a second deadlocks the pool once every connection is held that way.
+    # Job commands that call the cluster next then hold none either.
+    await release_connection(session)
     await _record_use(request, identity.token.id)
     return Principal(limited, identity.user, identity.scopes, identity.token.id)
 

@@ -10,6 +10,7 @@ from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, encode_cursor
 from app.api.v1.params import PathId
 from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn
+from app.db import release_connection
 from app.deps import SessionDep
 from app.jobs import service as jobs
 from app.jobs.repository import JobFilters
@@ -79,6 +80,7 @@ async def submit_job(
         body,
         lambda project: context_for(request, session, principal.actor, project),
     )
+    await release_connection(session)
     return job_out(await service.submit(principal.actor, job_request, key, origin=origin))
 
 
