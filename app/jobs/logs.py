@@ -31,7 +31,7 @@ from app.jobs.service import AdapterLookup
 from app.jobs.states import is_terminal
 from app.models import Job
 from app.scheduler.base import SchedulerAdapter
-from app.scheduler.errors import FileUnavailable, SchedulerUnavailable
+from app.scheduler.errors import FileUnavailable, InvalidSpec, SchedulerUnavailable
 from app.users.actor import Actor
 
 LogStream = Literal["stdout", "stderr"]
@@ -139,7 +139,9 @@ async def _read(
 ) -> LogChunk:
     try:
         piece = await adapter.read_file(source.path, offset, limit, source.as_user)
-    except FileUnavailable:
+    except (FileUnavailable, InvalidSpec):
+        # A path with '..' or outside the roots reads as absent, like a symlink leading out:
+        # the download and the stream have already started their response by now.
         return LogChunk(stream, b"", offset, offset, 0, True, is_missing=True)
     except SchedulerUnavailable as exc:
         raise ServiceUnavailable("The cluster did not answer; try again shortly.") from exc
