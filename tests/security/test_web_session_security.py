@@ -1,0 +1,209 @@
+"""CSRF on every state-changing page, session fixation, cookie flags, throttling, token limits.
+
+State-changing routes are enumerated from ``app.routes`` (everything outside ``/api`` and
+``/signin``), so a new form is covered without editing this file. Each is posted by a
+signed-in site administrator without a token and with a wrong one: 403, and not one row of
+any table changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.config import Settings
+from app.jobs.service import JobService
+from app.main import create_app
+from app.models import ApiToken, Base, utc_now
+from app.scheduler.fake import FakeScheduler
+from app.tokens import service as tokens
+from app.users.service import actor_for
+from tests.factories import DEFAULT_CLUSTER, make_job, make_template
+from tests.faults.conftest import PortalProcess
+from tests.integration.api.conftest import FakeRegistry
+from tests.integration.web.conftest import People, csrf_from, people, sign_in
+from tests.security.routes import STATE_CHANGING, all_routes
+
+__all__ = ["people"]
+SESSION_COOKIE = "portal_session"
+# httpx files cookies from http://testserver under this domain.
+HOST = "testserver.local"
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        registry = FakeRegistry(FakeScheduler(accounts={"alice": ["physics"]}))
+        application.state.clusters = {DEFAULT_CLUSTER: None}
+        application.state.schedulers = registry
+        application.state.job_service = JobService(application.state.sessionmaker, registry)
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        yield http
+
+
+async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[str, list[Any]]:
+    async with sessionmaker() as session:
+        return {
+            table.name: sorted(map(repr, (await session.execute(select(table))).all()))
+            for table in Base.metadata.sorted_tables
+        }
+
+
+async def _path_values(session: AsyncSession, people: People) -> dict[str, str]:
+    template = await make_template(session, people.alice, name="csrf-target")
+    job = await make_job(session, people.alice, people.physics)
+    created = await tokens.create_token(
+        session, await actor_for(session, people.alice), name="t", scopes=["read"], lifetime_days=1
+    )
+    await session.commit()
+    return {
+        "template_id": str(template.id),
+        "job_id": str(job.id),
+        "action": "cancel",
+        "user_id": str(people.alice.id),
+        "project_id": str(people.physics.id),
+        "token_id": str(created.token.id),
+    }
+
+
+async def test_every_state_changing_page_route_needs_the_csrf_token(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    people: People,
+    session: AsyncSession,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    values = await _path_values(session, people)
+    await sign_in(client, "admin")
+    routes = [
+        r
+        for r in all_routes(app)
+        if r.method in STATE_CHANGING and not r.is_api and r.path != "/signin"
+    ]
+    assert len(routes) >= 15, [r.path for r in routes]
+    before = await _snapshot(sessionmaker)
+    for route in routes:
+        url = route.url(values)
+        wrong = {"csrf_token": "forged", "name": "x", "login": "mallory"}
+        attempts = [
+            await client.request(route.method, url, data={"name": "x", "login": "mallory"}),
+            await client.request(route.method, url, data=wrong),
+            await client.request(route.method, url, data=wrong, headers={"X-CSRF-Token": "x"}),
+        ]
+        assert [a.status_code for a in attempts] == [403, 403, 403], route.path
+    assert await _snapshot(sessionmaker) == before
+
+
+async def test_sign_in_never_keeps_the_session_cookie_it_was_given(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    client.cookies.set(SESSION_COOKIE, "attacker-chosen-value", domain=HOST)
+    form = await client.get("/signin")
+    data = {"login": "carol", "password": "secret-pass", "csrf_token": csrf_from(form.text)}
+    assert (await client.post("/signin", data=data)).status_code == 303
+    first = client.cookies[SESSION_COOKIE]
+    assert first != "attacker-chosen-value"
+    # Signing in again from a signed-in browser (a shared machine) replaces the session too.
+    csrf = csrf_from((await client.get("/settings/tokens")).text)
+    data = {"login": "alice", "password": "secret-pass", "csrf_token": csrf}
+    assert (await client.post("/signin", data=data)).status_code == 303
+    assert client.cookies[SESSION_COOKIE] != first
+    client.cookies.set(SESSION_COOKIE, first, domain=HOST)
+    assert (await client.get("/templates")).status_code == 303, "the earlier session lives on"
+
+
+def _session_cookie(response: httpx.Response) -> str:
+    return next(h for h in response.headers.get_list("set-cookie") if SESSION_COOKIE in h)
+
+
+async def test_cookie_flags_over_http_and_forced_secure(app: FastAPI, people: People) -> None:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        form = await http.get("/signin")
+        data = {"login": "alice", "password": "secret-pass", "csrf_token": csrf_from(form.text)}
+        plain = _session_cookie(await http.post("/signin", data=data))
+        assert "HttpOnly" in plain and "samesite=lax" in plain.lower() and "Secure" not in plain
+        # Behind a TLS-terminating proxy that sends no X-Forwarded-Proto.
+        app.state.web_settings.secure_cookies = True
+        http.cookies.clear()
+        form = await http.get("/signin")
+    forced = next(h for h in form.headers.get_list("set-cookie") if "portal_csrf=" in h)
+    assert "Secure" in forced and "HttpOnly" in forced
+
+
+@pytest.mark.slurm
+def test_forwarded_https_from_the_local_proxy_makes_cookies_secure(
+    live_portal: PortalProcess,
+) -> None:
+    """uvicorn believes X-Forwarded-Proto from 127.0.0.1 (its default forwarded-allow-ips)."""
+    with httpx.Client(base_url=live_portal.base_url, timeout=30) as http:
+        proxied = {"X-Forwarded-Proto": "https"}
+        form = http.get("/signin", headers=proxied)
+        anon = form.headers.get_list("set-cookie")
+        assert any("portal_csrf=" in c and "Secure" in c for c in anon), anon
+        # The client speaks plain HTTP to the proxy's side, so it would withhold Secure cookies.
+        anon_cookie = {"Cookie": f"portal_csrf={form.cookies['portal_csrf']}"}
+        data = {"login": "alice", "password": "alice-demo", "csrf_token": csrf_from(form.text)}
+        answer = http.post("/signin", data=data, headers=proxied | anon_cookie)
+    assert answer.status_code == 303
+    cookie = _session_cookie(answer)
+    assert "Secure" in cookie and "HttpOnly" in cookie and "samesite=lax" in cookie.lower()
+
+
+async def test_repeated_failures_block_even_the_right_password(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    async def attempt(password: str) -> int:
+        form = await client.get("/signin")
+        data = {"login": "dave", "password": password, "csrf_token": csrf_from(form.text)}
+        return (await client.post("/signin", data=data)).status_code
+
+    assert [await attempt(f"guess-{i}") for i in range(5)] == [401] * 5
+    assert await attempt("secret-pass") == 429
+    assert SESSION_COOKIE not in client.cookies
+
+
+async def _token(session: AsyncSession, people: People, name: str, scopes: list[str]) -> str:
+    created = await tokens.create_token(
+        session, await actor_for(session, people.alice), name=name, scopes=scopes, lifetime_days=1
+    )
+    await session.commit()
+    return created.secret
+
+
+async def test_read_token_cannot_change_anything_and_expired_token_is_401(
+    app: FastAPI, client: httpx.AsyncClient, people: People, session: AsyncSession
+) -> None:
+    values = await _path_values(session, people)
+    values |= {"version": "1", "cluster": DEFAULT_CLUSTER, "stream": "stdout"}
+    read = {"Authorization": f"Bearer {await _token(session, people, 'reader', ['read'])}"}
+    api_writes = [r for r in all_routes(app) if r.is_api and r.method in STATE_CHANGING]
+    assert api_writes
+    for route in api_writes:
+        answer = await client.request(route.method, route.url(values), headers=read, json={})
+        assert answer.status_code == 403, (route.path, answer.status_code)
+    submit = {"project_id": people.physics.id, "script": "#!/bin/bash\ntrue\n", "name": "x"}
+    refused = await client.post("/api/v1/jobs", json=submit, headers=read)
+    assert refused.status_code == 403 and "submit" in refused.json()["detail"]
+    expiring = {"Authorization": f"Bearer {await _token(session, people, 'expiring', ['submit'])}"}
+    assert (await client.get("/api/v1/me", headers=expiring)).status_code == 200
+    token = (await session.scalars(select(ApiToken).where(ApiToken.name == "expiring"))).one()
+    token.expires_at = utc_now() - timedelta(seconds=1)
+    await session.commit()
+    expired = await client.get("/api/v1/me", headers=expiring)
+    assert expired.status_code == 401 and expired.headers["www-authenticate"].startswith("Bearer")
+    assert (await client.post("/api/v1/jobs", json=submit, headers=expiring)).status_code == 401
