@@ -78,6 +78,11 @@ class PortalProcess:
             self.process = subprocess.Popen(command, env=self.env, cwd=ROOT, stdout=out, stderr=out)
         wait_for(self.is_up, START_TIMEOUT, "the portal to answer")
 
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
     def is_up(self) -> bool:
         assert self.process is not None
         if self.process.poll() is not None:

@@ -66,7 +66,9 @@ class SlurmAdapter:
         validate_spec(spec, self.config.log_roots)
         if self.rest is not None:
             return await self._submit_rest(spec, as_user)
-        result = await self.ssh.run(commands.sbatch_argv(spec), as_user=as_user, stdin=spec.script)
+        result = await self.ssh.run(
+            commands.sbatch_argv(spec), as_user=as_user, stdin=spec.script, repeatable=False
+        )
         job_id = result.text.strip().split(";", 1)[0]
         if result.exit_status != 0 or not job_id.isdigit():
             raise classify_sbatch_error(result.stderr or result.text)

@@ -114,12 +114,16 @@ class SshTransport:
         as_user: str | None = None,
         stdin: str | None = None,
         deadline: float | None = None,
+        repeatable: bool = True,
     ) -> CommandResult:
         """Run ``argv`` (quoted with shlex.join) and return its status and output.
 
-        ``as_user=None`` means the service identity. A dropped pooled connection is
-        reopened once; exceeding ``deadline``
-        seconds (default ``command_timeout``) raises SchedulerTimeout.
+        ``as_user=None`` means the service identity. A pooled connection found closed
+        before the command started is replaced and the command sent again. A connection
+        lost while the command ran is replaced and the command repeated only when
+        ``repeatable``: a lost sbatch may have submitted, so its outcome is left to
+        reconciliation (SchedulerUnavailable). Exceeding ``deadline`` seconds (default
+        ``command_timeout``) raises SchedulerTimeout.
         """
         command = shlex.join(argv)
         user = as_user or self.config.service_user
@@ -131,9 +135,13 @@ class SshTransport:
                 )
             except TimeoutError:
                 raise SchedulerTimeout(f"{argv[0]} did not finish in time") from None
-            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
+            except asyncssh.ChannelOpenError as exc:
                 await self._evict((self.config.name, user))
                 if attempt == 2:
+                    raise SchedulerUnavailable(f"cannot open a session: {exc}") from exc
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
+                await self._evict((self.config.name, user))
+                if attempt == 2 or not repeatable:
                     raise SchedulerUnavailable(f"connection lost: {exc}") from exc
         raise AssertionError("unreachable")
 
