@@ -151,6 +151,12 @@ def alice_token(faults_database_url: str) -> tuple[str, int]:
     return asyncio.run(_token(faults_database_url, "alice", "physics"))
 
 
+@pytest.fixture
+def bob_token(faults_database_url: str) -> tuple[str, int]:
+    """(API token with the submit scope, chemistry project id) for bob."""
+    return asyncio.run(_token(faults_database_url, "bob", "chemistry"))
+
+
 def dev_cluster(*args: str) -> None:
     subprocess.run([DEV_CLUSTER, *args], check=True, capture_output=True, timeout=180)
 

@@ -4,7 +4,9 @@ Outages last 12 s: enough for several 1 s poll cycles to fail and the back-off t
 the behaviour does not change with a longer outage, only the back-off delay grows.
 Pages and the API never answer 500, a running job never gets a terminal state, the cluster
 shows the failure in /healthz while the poller depends on the daemon, and everything comes
-back on its own after ``scripts/dev-cluster up``.
+back on its own after ``scripts/dev-cluster up``. With sshd down, established connections
+keep working but new ones fail: a submit by someone with no pooled connection gets a 503
+that says so, and leaves no row waiting for an answer.
 """
 
 from __future__ import annotations
@@ -56,7 +58,10 @@ def _assert_surfaces_up(portal: PortalProcess, api: httpx.Client, job_id: object
 
 @pytest.mark.parametrize("daemon", ["slurmctld", "slurmdbd", "slurmrestd", "sshd"])
 def test_portal_survives_a_daemon_outage(
-    portal: PortalProcess, alice_token: tuple[str, int], daemon: str
+    portal: PortalProcess,
+    alice_token: tuple[str, int],
+    bob_token: tuple[str, int],
+    daemon: str,
 ) -> None:
     token, project_id = alice_token
     headers = {"Authorization": f"Bearer {token}"}
@@ -65,17 +70,47 @@ def test_portal_survives_a_daemon_outage(
         job = _submit_sleeper(api, project_id)
         slurm_ids.append(str(job["slurm_job_id"]))
         try:
-            _outage_and_recovery(portal, api, job, daemon)
+            _outage_and_recovery(portal, api, job, daemon, bob_token)
         finally:
             cancel_slurm_jobs(slurm_ids)
 
 
+def _new_connection_refused(portal: PortalProcess, bob: tuple[str, int]) -> str:
+    """bob has no pooled connection yet: his submit needs a new one, which sshd refuses."""
+    token, project_id = bob
+    name = f"outage-new-{uuid.uuid4().hex[:8]}"
+    body = {"script": "#!/bin/bash\ntrue\n", "name": name, "project_id": project_id}
+    answer = httpx.post(
+        f"{portal.base_url}/api/v1/jobs",
+        json=body,
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert answer.status_code == 503, (answer.status_code, answer.text[:300])
+    assert answer.json()["error"] == "ServiceUnavailable" and answer.json()["detail"]
+    return name
+
+
+def _bob_rows_settled(portal: PortalProcess, bob: tuple[str, int], name: str) -> bool:
+    """Nothing lost: no row of the refused submit is left waiting for an answer."""
+    headers = {"Authorization": f"Bearer {bob[0]}"}
+    listed = httpx.get(f"{portal.base_url}/api/v1/jobs", headers=headers, timeout=30).json()
+    return all(j["state"] != "submitting" for j in listed["items"] if j["name"] == name)
+
+
 def _outage_and_recovery(
-    portal: PortalProcess, api: httpx.Client, job: dict[str, object], daemon: str
+    portal: PortalProcess,
+    api: httpx.Client,
+    job: dict[str, object],
+    daemon: str,
+    bob: tuple[str, int],
 ) -> None:
     wait_for(lambda: _cluster(portal)["reachable"] is True, 30, "a first good poll")
+    refused: str | None = None
     try:
         dev_cluster("stop", daemon)
+        if daemon == "sshd":
+            refused = _new_connection_refused(portal, bob)
         deadline = time.monotonic() + OUTAGE_SECONDS
         while time.monotonic() < deadline:
             _assert_surfaces_up(portal, api, job["id"])
@@ -88,3 +123,5 @@ def _outage_and_recovery(
         dev_cluster("up")
     wait_for(lambda: _cluster(portal)["reachable"] is True, 120, "automatic recovery")
     _assert_surfaces_up(portal, api, job["id"])
+    if refused is not None:
+        wait_for(lambda: _bob_rows_settled(portal, bob, refused), 120, "the refused submit")
