@@ -115,7 +115,10 @@ async def _one_turn(
     observe_cycle(
         cluster, is_ok=result.is_ok, seconds=result.seconds, transitions=result.transitions
     )
-    return True, timing.after_cycle(result.consecutive_failures)
+    # The lease (1.5 intervals) is renewed only here, so the cycle's own duration counts
+    # toward the wait: otherwise a slow cycle lets the lease lapse while its holder lives.
+    elapsed = time.monotonic() - started
+    return True, max(0.0, timing.after_cycle(result.consecutive_failures) - elapsed)
 
 
 async def poll_cluster_forever(

@@ -126,7 +126,8 @@ def portal(faults_database_url: str, tmp_path: Path) -> Iterator[PortalProcess]:
         process.stop()
 
 
-async def _token(url: str, login: str, project: str) -> tuple[str, int]:
+async def api_token(url: str, login: str, project: str) -> tuple[str, int]:
+    """(a submit-scope API token for ``login``, the id of ``project``)."""
     engine = create_engine(url)
     try:
         async with create_sessionmaker(engine)() as session:
@@ -148,13 +149,13 @@ async def _token(url: str, login: str, project: str) -> tuple[str, int]:
 @pytest.fixture
 def alice_token(faults_database_url: str) -> tuple[str, int]:
     """(API token with the submit scope, physics project id) for alice."""
-    return asyncio.run(_token(faults_database_url, "alice", "physics"))
+    return asyncio.run(api_token(faults_database_url, "alice", "physics"))
 
 
 @pytest.fixture
 def bob_token(faults_database_url: str) -> tuple[str, int]:
     """(API token with the submit scope, chemistry project id) for bob."""
-    return asyncio.run(_token(faults_database_url, "bob", "chemistry"))
+    return asyncio.run(api_token(faults_database_url, "bob", "chemistry"))
 
 
 def dev_cluster(*args: str) -> None:
