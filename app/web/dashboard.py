@@ -258,7 +258,7 @@ async def dashboard(
         session, actor, HistoryFilters(mine_only=True, active_only=True), None
     )
     recent, _ = await history_page(
-        session, actor, HistoryFilters(mine_only=True), None, RECENT_JOBS
+        session, actor, HistoryFilters(mine_only=True, finished_only=True), None, RECENT_JOBS
     )
     settings = request.app.state.settings
     context = {

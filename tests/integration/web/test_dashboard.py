@@ -26,7 +26,7 @@ async def test_dashboard_lists_my_active_and_recent_jobs_only(
 
     active, recent = page.text.split('id="recent-heading"')
     assert "mine-running" in active and "mine-done" not in active
-    assert "mine-done" in recent
+    assert "mine-done" in recent and "mine-running" not in recent
     assert "carols" not in page.text
     assert 'hx-trigger="every 3s"' in page.text
 
