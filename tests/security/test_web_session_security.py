@@ -8,6 +8,7 @@ any table changes.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -175,6 +176,29 @@ async def test_repeated_failures_block_even_the_right_password(
     assert [await attempt(f"guess-{i}") for i in range(5)] == [401] * 5
     assert await attempt("secret-pass") == 429
     assert SESSION_COOKIE not in client.cookies
+
+
+async def test_password_checks_run_off_the_event_loop(
+    client: httpx.AsyncClient, people: People, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wave of sign-ins must not stall every other request while Argon2 runs."""
+    from app.security import is_password_correct
+    from app.users import service as users
+
+    threads: list[bool] = []
+    real = is_password_correct
+
+    def recording(password_hash: str | None, password: str) -> bool:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(password_hash, password)
+
+    monkeypatch.setattr(users, "is_password_correct", recording)
+    for login, password in (("alice", "secret-pass"), ("alice", "wrong"), ("nobody", "x")):
+        form = await client.get("/signin")
+        data = {"login": login, "password": password, "csrf_token": csrf_from(form.text)}
+        assert (await client.post("/signin", data=data)).status_code in (303, 401)
+        client.cookies.clear()
+    assert threads == [False, False, False]
 
 
 async def _token(session: AsyncSession, people: People, name: str, scopes: list[str]) -> str:
