@@ -43,6 +43,9 @@ LOGINS = ("alice", "carol", "bob", "dave")
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 RSS_EVERY = 5.0
 SIGN_IN_CONCURRENCY = 8
+# One user sends one request at a time. Idle connections are dropped before uvicorn's 5 s
+# keep-alive timeout: reusing one the server is closing fails on the client, not the portal.
+USER_LIMITS = httpx.Limits(max_connections=1, keepalive_expiry=4.0)
 
 
 def database_url() -> str:
@@ -150,6 +153,8 @@ def rss_mb(pid: int) -> float:
 class Results:
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # What went wrong, e.g. "HTTP 500" or "ReadTimeout", so an error can be explained.
+    causes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     rss: list[tuple[float, float]] = field(default_factory=list)
 
 
@@ -159,8 +164,10 @@ async def _timed(results: Results, kind: str, call: object) -> None:
         response = await call  # type: ignore[misc]
         if response.status_code >= 400:
             results.errors[kind] += 1
-    except httpx.HTTPError:
+            results.causes[f"HTTP {response.status_code}"] += 1
+    except httpx.HTTPError as error:
         results.errors[kind] += 1
+        results.causes[type(error).__name__] += 1
     results.latencies[kind].append(time.perf_counter() - started)
 
 
@@ -229,6 +236,8 @@ def report(results: Results, seconds: float, users: int, jobs: int) -> None:
             f"{statistics.median(ordered) * 1000:8.1f} {p95 * 1000:8.1f} "
             f"{results.errors[kind]:6d}"
         )
+    if results.causes:
+        print("errors: " + ", ".join(f"{n} x {c}" for c, n in sorted(results.causes.items())))
     marks = results.rss
     print(
         "rss MB: " + " ".join(f"{t:.0f}s={mb:.0f}" for t, mb in marks[:: max(1, len(marks) // 12)])
@@ -244,10 +253,7 @@ async def run(
 ) -> None:
     results = Results()
     logins = [LOGINS[i % len(LOGINS)] for i in range(args.users)]
-    clients = [
-        httpx.AsyncClient(base_url=base, timeout=60, limits=httpx.Limits(max_connections=2))
-        for _ in logins
-    ]
+    clients = [httpx.AsyncClient(base_url=base, timeout=60, limits=USER_LIMITS) for _ in logins]
     try:
         signed_in = await sign_in_all(list(zip(clients, logins, strict=True)))
         print(f"signed in {args.users} users in {signed_in:.1f} s")
