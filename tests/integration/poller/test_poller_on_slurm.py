@@ -41,7 +41,11 @@ async def test_job_goes_submitting_pending_running_completed(portal: Portal) -> 
     assert (done.state, done.exit_code) == ("completed", 0)
     assert done.started_at is not None and done.ended_at is not None
     assert done.elapsed_seconds is not None and done.elapsed_seconds >= 4
-    assert await event_states(portal, job.id) == ["submitting", "pending", "running", "completed"]
+    # Slurm's COMPLETING (epilog running) lasts a moment; a cycle may or may not land in it.
+    assert await event_states(portal, job.id) in (
+        ["submitting", "pending", "running", "completed"],
+        ["submitting", "pending", "running", "completing", "completed"],
+    )
 
 
 async def test_exit_3_is_failed_with_code_3(portal: Portal) -> None:

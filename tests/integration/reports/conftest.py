@@ -56,12 +56,17 @@ async def wait_until_finished(job_ids: list[str], since: str, timeout: float = 1
 
     ``since`` matters: the development cluster's ids restart when its state is wiped, and
     older records with the same ids must not count as these jobs.
+
+    The jobs are looked for with a time-window query, the kind ingestion makes: for a few
+    seconds after a job ends, ``sacct -j ID`` already shows its end state while a window query
+    (``-S`` without ``-j``) does not list the job yet.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
+    wanted = set(job_ids)
     while True:
-        rows = sacct_rows(f"--jobs={','.join(job_ids)}", f"--starttime={since}")
-        states = {row["JobID"]: row["State"] for row in rows}
+        rows = sacct_rows(f"--starttime={since}", "--endtime=now")
+        states = {row["JobID"]: row["State"] for row in rows if row["JobID"] in wanted}
         if len(states) == len(job_ids) and all(
             state.startswith(TERMINAL_PREFIXES) for state in states.values()
         ):
