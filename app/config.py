@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=20, ge=0)
     # None means "decide from env": on in development, off in production.
     run_poller_in_web: bool | None = None
+    # `python -m app.poller` serves /metrics here when set (it has no web app of its own).
+    poller_metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    poller_metrics_host: str = "127.0.0.1"
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

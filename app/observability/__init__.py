@@ -8,16 +8,15 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import PlainTextResponse
 
 from app.observability.logs import configure_json_logging
-from app.observability.metrics import ALL_METRICS, exposition
 from app.observability.middleware import ObservabilityMiddleware
+from app.observability.serve import PROMETHEUS_TEXT, metrics_text
 
 router = APIRouter()
-PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics() -> PlainTextResponse:
-    return PlainTextResponse(exposition(ALL_METRICS), media_type=PROMETHEUS_TEXT)
+    return PlainTextResponse(metrics_text(), media_type=PROMETHEUS_TEXT)
 
 
 def install(app: FastAPI) -> None:

@@ -1,6 +1,6 @@
 """A small Prometheus registry written for the portal's few metrics (text format 0.0.4).
 
-Counters and histograms only, with labels; values live in process memory, so every web
+Counters, gauges and histograms, with labels; values live in process memory, so every web
 replica and poller exposes its own series and Prometheus sums them.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 LabelValues = tuple[str, ...]
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -57,6 +58,32 @@ class Counter:
             yield f"{self.name}_total{_labels(self.label_names, labels)} {_number(value)}"
 
 
+class Gauge:
+    """A value per label set that goes up and down (set, not incremented)."""
+
+    kind = "gauge"
+
+    def __init__(self, name: str, help_text: str, labels: Sequence[str] = ()) -> None:
+        self.name = name
+        self.help = help_text
+        self.label_names = tuple(labels)
+        self._values: dict[LabelValues, float] = {}
+        self._lock = threading.Lock()
+
+    def set(self, value: float, *labels: str) -> None:
+        with self._lock:
+            self._values[labels] = value
+
+    def value(self, *labels: str) -> float:
+        return self._values.get(labels, 0.0)
+
+    def samples(self) -> Iterable[str]:
+        with self._lock:
+            items = sorted(self._values.items())
+        for labels, value in items:
+            yield f"{self.name}{_labels(self.label_names, labels)} {_number(value)}"
+
+
 class Histogram:
     """Observations counted into cumulative buckets, with their sum and count."""
 
@@ -101,15 +128,22 @@ class Histogram:
             yield f"{self.name}_count{text_labels} {_number(series[-2])}"
 
 
-Metric = Counter | Histogram
+class Metric(Protocol):
+    name: str
+    help: str
+    kind: str
+
+    def samples(self) -> Iterable[str]: ...
 
 
 def exposition(metrics: Iterable[Metric]) -> str:
     """The text format Prometheus scrapes."""
     lines: list[str] = []
     for metric in metrics:
-        lines.append(f"# HELP {metric.name} {metric.help}")
-        lines.append(f"# TYPE {metric.name} {metric.kind}")
+        # In format 0.0.4 a counter's family carries the ``_total`` its samples carry.
+        family = f"{metric.name}_total" if metric.kind == "counter" else metric.name
+        lines.append(f"# HELP {family} {metric.help}")
+        lines.append(f"# TYPE {family} {metric.kind}")
         lines.extend(metric.samples())
     return "\n".join(lines) + "\n"
 
@@ -139,6 +173,11 @@ POLL_CYCLE_DURATION = Histogram(
 POLL_TRANSITIONS = Counter(
     "portal_poll_transitions", "Job state changes the poller wrote.", ("cluster",)
 )
+POLLER_LEASE_HELD = Gauge(
+    "portal_poller_lease_held",
+    "1 while this process holds the cluster's poll lease (is the active poller), else 0.",
+    ("cluster",),
+)
 SUBMITS = Counter(
     "portal_submits",
     "Submissions sent to a scheduler by outcome (accepted, rejected, failed).",
@@ -152,5 +191,6 @@ ALL_METRICS: tuple[Metric, ...] = (
     POLL_CYCLES,
     POLL_CYCLE_DURATION,
     POLL_TRANSITIONS,
+    POLLER_LEASE_HELD,
     SUBMITS,
 )

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.models import utc_now
+from app.observability.metrics import POLLER_LEASE_HELD
 from app.observability.scheduler import observe_cycle
 from app.poller import lease
 from app.poller.cycle import CycleWork, poll_cluster_once
@@ -107,7 +108,9 @@ async def _one_turn(
 ) -> tuple[bool, float]:
     """(holds the lease, seconds until the next turn)."""
     if not await lease.acquire(sessionmaker, cluster, holder, utc_now(), timing.lease):
+        POLLER_LEASE_HELD.set(0, cluster)
         return False, timing.standby_retry
+    POLLER_LEASE_HELD.set(1, cluster)
     started = time.monotonic()
     work = schedule.due(started)
     result = await poll_cluster_once(sessionmaker, cluster, adapter, grace=grace, work=work)
@@ -149,6 +152,7 @@ async def poll_cluster_forever(
                 delay = timing.after_cycle(failures)
             await _wait(stop_event, delay)
     finally:
+        POLLER_LEASE_HELD.set(0, cluster)
         if holds_lease:
             with contextlib.suppress(SQLAlchemyError, OSError):
                 await lease.release(sessionmaker, cluster, holder, utc_now())

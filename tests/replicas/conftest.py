@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from app.db import migrate_to_head
 from tests.conftest import recreate_postgres_database
+from tests.e2e.conftest import _free_port
 from tests.faults.conftest import ROOT, PortalProcess, database_url, portal_env
 
 INTERVAL = 2.0
@@ -24,7 +26,11 @@ INTERVAL = 2.0
 
 class PollerProcess:
     def __init__(self, url: str, log: Path) -> None:
-        env = portal_env(url, poller=False) | {"PORTAL_POLL_INTERVAL": str(INTERVAL)}
+        self.metrics_url = f"http://127.0.0.1:{(port := _free_port())}/metrics"
+        env = portal_env(url, poller=False) | {
+            "PORTAL_POLL_INTERVAL": str(INTERVAL),
+            "PORTAL_POLLER_METRICS_PORT": str(port),
+        }
         with log.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "app.poller"], env=env, cwd=ROOT, stdout=out, stderr=out
@@ -33,6 +39,18 @@ class PollerProcess:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def metric(self, sample: str) -> float | None:
+        """The value of one exposed sample, e.g. ``portal_poller_lease_held{cluster="x"}``."""
+        try:
+            text = httpx.get(self.metrics_url, timeout=5).text
+        except httpx.HTTPError:
+            return None
+        for line in text.splitlines():
+            name, _, value = line.rpartition(" ")
+            if name == sample:
+                return float(value)
+        return None
 
     def kill(self) -> None:
         self.process.kill()

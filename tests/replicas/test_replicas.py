@@ -65,6 +65,26 @@ def _active(site: Site) -> PollerProcess:
     return pids[holder]
 
 
+LEASE_HELD = 'portal_poller_lease_held{cluster="testcluster"}'
+OK_CYCLES = 'portal_poll_cycles_total{cluster="testcluster",outcome="ok"}'
+
+
+def test_each_poller_tells_on_its_metrics_port_whether_it_polls(site: Site) -> None:
+    active = _active(site)
+    standby = next(p for p in site.pollers if p is not active)
+    wait_for(lambda: (active.metric(OK_CYCLES) or 0) >= 1, 30, "a poll cycle on the metrics")
+    assert active.metric(LEASE_HELD) == 1.0
+    assert standby.metric(LEASE_HELD) == 0.0
+    assert standby.metric(OK_CYCLES) is None
+    for poller in site.pollers:
+        rss = poller.metric("process_resident_memory_bytes")
+        assert rss is not None and rss > 10 * 2**20
+        elsewhere = poller.metrics_url.replace("/metrics", "/nope")
+        assert httpx.get(elsewhere, timeout=5).status_code == 404
+    _takeover_seconds(site, active)
+    wait_for(lambda: standby.metric(LEASE_HELD) == 1.0, 4 * INTERVAL, "the survivor's gauge")
+
+
 def _takeover_seconds(site: Site, dead: PollerProcess) -> float:
     dead.kill()
     killed = time.monotonic()

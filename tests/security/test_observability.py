@@ -55,4 +55,4 @@ async def test_metrics_count_requests_by_route_template_not_by_id(
     assert '/api/v1/jobs/1"' not in text
     assert "# TYPE portal_http_request_duration_seconds histogram" in text
     for name in ("portal_scheduler_calls", "portal_poll_cycles", "portal_submits"):
-        assert f"# TYPE {name} counter" in text
+        assert f"# TYPE {name}_total counter" in text

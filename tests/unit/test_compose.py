@@ -125,3 +125,13 @@ def test_portal_services_run_the_expected_commands(services: dict[str, dict[str,
     assert services["migrate"]["command"] == ["alembic", "upgrade", "head"]
     assert services["web"]["command"][:3] == ["uvicorn", "--factory", "app.main:create_app"]
     assert services["poller"]["command"] == ["python", "-m", "app.poller"]
+
+
+def test_the_poller_serves_metrics_to_the_compose_network(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    poller = services["poller"]["environment"]
+    assert poller["PORTAL_POLLER_METRICS_HOST"] == "0.0.0.0"  # noqa: S104
+    assert 0 < int(poller["PORTAL_POLLER_METRICS_PORT"]) < 65536
+    # The merge keeps the shared settings: the poller still talks to the same database.
+    assert poller["PORTAL_DATABASE_URL"] == services["web"]["environment"]["PORTAL_DATABASE_URL"]
