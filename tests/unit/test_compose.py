@@ -131,7 +131,7 @@ def test_the_poller_serves_metrics_to_the_compose_network(
     services: dict[str, dict[str, Any]],
 ) -> None:
     poller = services["poller"]["environment"]
-    assert poller["PORTAL_POLLER_METRICS_HOST"] == "0.0.0.0"  # noqa: S104
+    assert poller["PORTAL_POLLER_METRICS_HOST"] == "0.0.0.0"
     assert 0 < int(poller["PORTAL_POLLER_METRICS_PORT"]) < 65536
     # The merge keeps the shared settings: the poller still talks to the same database.
     assert poller["PORTAL_DATABASE_URL"] == services["web"]["environment"]["PORTAL_DATABASE_URL"]
