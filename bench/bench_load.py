@@ -1,14 +1,19 @@
 """Many simulated users against one portal process on PostgreSQL, with the poller running.
 
 Seeds the demo users and N finished jobs (default 20,000) into a fresh database
-``<PORTAL_TEST_PG_URL database>_load``, starts ``uvicorn --factory app.main:create_app`` with
-the in-process poller on the development cluster, and runs U users (default 200), each an
+``<PORTAL_TEST_PG_URL database>_load``, starts ``uvicorn --factory app.main:create_app`` and
+a separate ``python -m app.poller`` on the development cluster (``--poller web`` runs it
+inside the web process instead), and runs U users (default 200), each an
 ``httpx.AsyncClient`` with its own signed-in session (signed in a few at a time before the
 clock starts) and its own API token, looping over the job list, a job page, its status
-fragment and ``GET /api/v1/jobs`` until the duration ends.
-Prints throughput and p50/p95 per endpoint, the error count and the web process's RSS
-sampled every few seconds. Loopback only.
-Run: .venv/bin/python bench/bench_load.py --duration 180 [--users 200] [--jobs 20000]
+fragment and ``GET /api/v1/jobs`` until the duration ends. ``--think 0`` (the default) sends
+each user's next request as soon as the last one is answered (the process's capacity);
+``--think 3`` pauses 1.5-4.5 s between requests, as a person with a live job page open does
+(the page polls its status every 3 s).
+Prints throughput and p50/p95 per endpoint, the error count, the poll cycles the poller
+completed meanwhile, and each process's RSS sampled every few seconds with its drift after
+the first minute. Loopback only.
+Run: .venv/bin/python bench/bench_load.py --duration 600 [--users 200] [--think 0]
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import re
 import socket
 import statistics
@@ -42,6 +48,7 @@ CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/c
 LOGINS = ("alice", "carol", "bob", "dave")
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 RSS_EVERY = 5.0
+WARM_UP = 60.0
 SIGN_IN_CONCURRENCY = 8
 # One user sends one request at a time. Idle connections are dropped before uvicorn's 5 s
 # keep-alive timeout: reusing one the server is closing fails on the client, not the portal.
@@ -115,22 +122,46 @@ async def _token(session: object, user: User) -> str:
     return created.secret
 
 
-def start_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def portal_env(url: str, args: argparse.Namespace) -> dict[str, str]:
+    return {
         **os.environ,
         "PORTAL_ENV": "dev",
         "PORTAL_DATABASE_URL": url,
         "PORTAL_CLUSTERS_FILE": CLUSTERS_FILE,
-        "PORTAL_RUN_POLLER_IN_WEB": "true",
+        "PORTAL_RUN_POLLER_IN_WEB": "true" if args.poller == "web" else "false",
+        "PORTAL_POLL_INTERVAL": str(args.poll_interval),
     }
+
+
+def start_poller(
+    url: str, args: argparse.Namespace, log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A standalone poller and the address of its metrics."""
+    port = free_port()
+    env = portal_env(url, args) | {"PORTAL_POLLER_METRICS_PORT": str(port)}
+    with log.open("wb") as errors:
+        poller = subprocess.Popen(
+            [sys.executable, "-m", "app.poller"], env=env, cwd=ROOT, stderr=errors
+        )
+    return poller, f"http://127.0.0.1:{port}/metrics"
+
+
+def start_server(
+    url: str, args: argparse.Namespace, log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
     command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
     command += ["--log-level", "warning"]
     with log.open("wb") as errors:
-        server = subprocess.Popen(command, env=env, cwd=ROOT, stderr=errors)
+        server = subprocess.Popen(command, env=portal_env(url, args), cwd=ROOT, stderr=errors)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -155,7 +186,8 @@ class Results:
     errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     # What went wrong, e.g. "HTTP 500" or "ReadTimeout", so an error can be explained.
     causes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    rss: list[tuple[float, float]] = field(default_factory=list)
+    # Per process name ("web", "poller"): (seconds since the clock started, RSS MB).
+    rss: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
 
 
 async def _timed(results: Results, kind: str, call: object) -> None:
@@ -200,25 +232,53 @@ async def sign_in_all(clients: list[tuple[httpx.AsyncClient, str]]) -> float:
 
 
 async def user_loop(
-    client: httpx.AsyncClient, secret: str, job_ids: list[int], end: float, results: Results
+    client: httpx.AsyncClient,
+    secret: str,
+    job_ids: list[int],
+    end: float,
+    results: Results,
+    think: float,
 ) -> None:
     api = {"Authorization": f"Bearer {secret}"}
     turn = 0
+    # Users start spread over one think time, as people do, not in one wave.
+    await asyncio.sleep(random.uniform(0, think))
     while time.monotonic() < end:
         job_id = job_ids[(turn * 7919) % len(job_ids)]
         turn += 1
-        await _timed(results, "GET /jobs", client.get("/jobs"))
-        await _timed(results, "GET /jobs/{id}", client.get(f"/jobs/{job_id}"))
-        await _timed(results, "GET /jobs/{id}/status", client.get(f"/jobs/{job_id}/status"))
-        await _timed(results, "GET /api/v1/jobs", client.get("/api/v1/jobs", headers=api))
+        for kind, path, headers in (
+            ("GET /jobs", "/jobs", None),
+            ("GET /jobs/{id}", f"/jobs/{job_id}", None),
+            ("GET /jobs/{id}/status", f"/jobs/{job_id}/status", None),
+            ("GET /api/v1/jobs", "/api/v1/jobs", api),
+        ):
+            if time.monotonic() >= end:
+                return
+            await _timed(results, kind, client.get(path, headers=headers))
+            if think:
+                pause = think * random.uniform(0.5, 1.5)
+                await asyncio.sleep(min(pause, max(0.0, end - time.monotonic())))
 
 
-async def sample_rss(pid: int, end: float, results: Results) -> None:
+async def sample_rss(pids: dict[str, int], end: float, results: Results) -> None:
     started = time.monotonic()
-    while time.monotonic() < end:
-        results.rss.append((time.monotonic() - started, rss_mb(pid)))
-        await asyncio.sleep(RSS_EVERY)
-    results.rss.append((time.monotonic() - started, rss_mb(pid)))
+    while True:
+        for name, pid in pids.items():
+            results.rss[name].append((time.monotonic() - started, rss_mb(pid)))
+        if time.monotonic() >= end:
+            return
+        await asyncio.sleep(min(RSS_EVERY, max(0.0, end - time.monotonic())))
+
+
+def poll_cycles(metrics_url: str | None) -> float | None:
+    """Poll cycles the poller completed so far, from its metrics (None without a URL)."""
+    if metrics_url is None:
+        return None
+    total = 0.0
+    for line in httpx.get(metrics_url, timeout=10).text.splitlines():
+        if line.startswith("portal_poll_cycles_total{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def report(results: Results, seconds: float, users: int, jobs: int) -> None:
@@ -238,18 +298,29 @@ def report(results: Results, seconds: float, users: int, jobs: int) -> None:
         )
     if results.causes:
         print("errors: " + ", ".join(f"{n} x {c}" for c, n in sorted(results.causes.items())))
-    marks = results.rss
+    for name, marks in results.rss.items():
+        report_rss(name, marks)
+
+
+def report_rss(name: str, marks: list[tuple[float, float]]) -> None:
+    """The samples, and the drift after the first minute (warm-up: pools, caches, imports)."""
+    step = max(1, len(marks) // 12)
+    print(f"rss MB {name}: " + " ".join(f"{t:.0f}s={mb:.0f}" for t, mb in marks[::step]))
+    settled = [mb for t, mb in marks if t >= WARM_UP] or [marks[-1][1]]
     print(
-        "rss MB: " + " ".join(f"{t:.0f}s={mb:.0f}" for t, mb in marks[:: max(1, len(marks) // 12)])
-    )
-    print(
-        f"rss start={marks[0][1]:.0f} MB end={marks[-1][1]:.0f} MB "
-        f"max={max(m for _, m in marks):.0f} MB"
+        f"rss {name}: start={marks[0][1]:.1f} MB at {WARM_UP:.0f}s={settled[0]:.1f} MB "
+        f"end={marks[-1][1]:.1f} MB max={max(m for _, m in marks):.1f} MB "
+        f"drift after {WARM_UP:.0f}s={settled[-1] - settled[0]:+.1f} MB"
     )
 
 
 async def run(
-    base: str, pid: int, args: argparse.Namespace, ids: dict[str, list[int]], secrets: list[str]
+    base: str,
+    pids: dict[str, int],
+    metrics_url: str | None,
+    args: argparse.Namespace,
+    ids: dict[str, list[int]],
+    secrets: list[str],
 ) -> None:
     results = Results()
     logins = [LOGINS[i % len(LOGINS)] for i in range(args.users)]
@@ -257,23 +328,34 @@ async def run(
     try:
         signed_in = await sign_in_all(list(zip(clients, logins, strict=True)))
         print(f"signed in {args.users} users in {signed_in:.1f} s")
+        cycles_before = await asyncio.to_thread(poll_cycles, metrics_url)
         end = time.monotonic() + args.duration
         started = time.monotonic()
         users = [
-            user_loop(client, secrets[i], ids[logins[i]], end, results)
+            user_loop(client, secrets[i], ids[logins[i]], end, results, args.think)
             for i, client in enumerate(clients)
         ]
-        await asyncio.gather(sample_rss(pid, end, results), *users)
-        report(results, time.monotonic() - started, args.users, args.jobs)
+        await asyncio.gather(sample_rss(pids, end, results), *users)
+        seconds = time.monotonic() - started
+        report(results, seconds, args.users, args.jobs)
+        cycles_after = await asyncio.to_thread(poll_cycles, metrics_url)
+        if cycles_before is not None and cycles_after is not None:
+            print(
+                f"poller: {cycles_after - cycles_before:.0f} poll cycles during the run "
+                f"(interval {args.poll_interval:g} s)"
+            )
     finally:
         await asyncio.gather(*(client.aclose() for client in clients))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=180.0, help="seconds of load")
+    parser.add_argument("--duration", type=float, default=600.0, help="seconds of load")
     parser.add_argument("--users", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--think", type=float, default=0.0, help="mean pause between requests")
+    parser.add_argument("--poller", choices=("process", "web"), default="process")
+    parser.add_argument("--poll-interval", type=float, default=2.0)
     args = parser.parse_args()
     url = database_url()
     fresh_database(url)
@@ -282,14 +364,20 @@ def main() -> None:
         [sys.executable, "-m", "app.seed"], env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL
     )
     ids, secrets = asyncio.run(seed(url, args.jobs, args.users))
-    log = Path(tempfile.gettempdir()) / "bench_load_server.log"
-    server, base = start_server(url, log)
-    print(f"server log: {log}")
+    logs = Path(tempfile.gettempdir())
+    server, base = start_server(url, args, logs / "bench_load_server.log")
+    pids, metrics_url, poller = {"web": server.pid}, None, None
+    if args.poller == "process":
+        poller, metrics_url = start_poller(url, args, logs / "bench_load_poller.log")
+        pids["poller"] = poller.pid
+    print(f"logs: {logs}/bench_load_*.log; poller: {args.poller}; think: {args.think:g} s")
     try:
-        asyncio.run(run(base, server.pid, args, ids, secrets))
+        asyncio.run(run(base, pids, metrics_url, args, ids, secrets))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for process in (server, poller):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=30)
 
 
 if __name__ == "__main__":
