@@ -32,10 +32,11 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-class Counter:
-    """A monotonically increasing count per label set."""
+class _SingleValue:
+    """One number per label set; subclasses say how it changes."""
 
-    kind = "counter"
+    kind = "untyped"
+    suffix = ""
 
     def __init__(self, name: str, help_text: str, labels: Sequence[str] = ()) -> None:
         self.name = name
@@ -43,45 +44,37 @@ class Counter:
         self.label_names = tuple(labels)
         self._values: dict[LabelValues, float] = {}
         self._lock = threading.Lock()
+
+    def value(self, *labels: str) -> float:
+        return self._values.get(labels, 0.0)
+
+    def samples(self) -> Iterable[str]:
+        with self._lock:
+            items = sorted(self._values.items())
+        for labels, value in items:
+            text_labels = _labels(self.label_names, labels)
+            yield f"{self.name}{self.suffix}{text_labels} {_number(value)}"
+
+
+class Counter(_SingleValue):
+    """A monotonically increasing count per label set."""
+
+    kind = "counter"
+    suffix = "_total"
 
     def inc(self, *labels: str, amount: float = 1.0) -> None:
         with self._lock:
             self._values[labels] = self._values.get(labels, 0.0) + amount
 
-    def value(self, *labels: str) -> float:
-        return self._values.get(labels, 0.0)
 
-    def samples(self) -> Iterable[str]:
-        with self._lock:
-            items = sorted(self._values.items())
-        for labels, value in items:
-            yield f"{self.name}_total{_labels(self.label_names, labels)} {_number(value)}"
-
-
-class Gauge:
+class Gauge(_SingleValue):
     """A value per label set that goes up and down (set, not incremented)."""
 
     kind = "gauge"
 
-    def __init__(self, name: str, help_text: str, labels: Sequence[str] = ()) -> None:
-        self.name = name
-        self.help = help_text
-        self.label_names = tuple(labels)
-        self._values: dict[LabelValues, float] = {}
-        self._lock = threading.Lock()
-
     def set(self, value: float, *labels: str) -> None:
         with self._lock:
             self._values[labels] = value
-
-    def value(self, *labels: str) -> float:
-        return self._values.get(labels, 0.0)
-
-    def samples(self) -> Iterable[str]:
-        with self._lock:
-            items = sorted(self._values.items())
-        for labels, value in items:
-            yield f"{self.name}{_labels(self.label_names, labels)} {_number(value)}"
 
 
 class Histogram:
