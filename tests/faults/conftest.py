@@ -107,13 +107,19 @@ class PortalProcess:
             self.process.kill()
 
 
-@pytest.fixture(scope="session")
-def faults_database_url() -> str:
-    url = database_url("faults")
+def seeded_database(suffix: str) -> str:
+    """A fresh PostgreSQL database ``<test database>_<suffix>`` with the demo users."""
+    url = database_url(suffix)
     recreate_postgres_database(url)
     migrate_to_head(url)
-    subprocess.run([sys.executable, "-m", "app.seed"], env=portal_env(url), cwd=ROOT, check=True)
+    seed = [sys.executable, "-m", "app.seed"]
+    subprocess.run(seed, env=portal_env(url), cwd=ROOT, check=True, capture_output=True)
     return url
+
+
+@pytest.fixture(scope="session")
+def faults_database_url() -> str:
+    return seeded_database("faults")
 
 
 @pytest.fixture

@@ -16,10 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.db import migrate_to_head
-from tests.conftest import recreate_postgres_database
 from tests.e2e.conftest import _free_port
-from tests.faults.conftest import ROOT, PortalProcess, database_url, portal_env
+from tests.faults.conftest import ROOT, PortalProcess, portal_env, seeded_database
 
 INTERVAL = 2.0
 
@@ -74,11 +72,7 @@ class Site:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
-    url = database_url("replicas")
-    recreate_postgres_database(url)
-    migrate_to_head(url)
-    seed = [sys.executable, "-m", "app.seed"]
-    subprocess.run(seed, env=portal_env(url), cwd=ROOT, check=True, capture_output=True)
+    url = seeded_database("replicas")
     webs = [PortalProcess(url, tmp_path / f"web{i}.log", poller=False) for i in range(2)]
     pollers: list[PollerProcess] = []
     try:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,28 +19,18 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.db import create_engine, create_sessionmaker, migrate_to_head
+from app.db import create_engine, create_sessionmaker
 from app.models import JobTemplate, Project, User
 from app.tokens import service as tokens
 from app.users.service import actor_for
-from tests.conftest import recreate_postgres_database
-from tests.faults.conftest import ROOT, PortalProcess, database_url, portal_env
+from tests.faults.conftest import PortalProcess, seeded_database
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
 @pytest.fixture(scope="session")
 def live_portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalProcess]:
-    url = database_url("security")
-    recreate_postgres_database(url)
-    migrate_to_head(url)
-    subprocess.run(
-        [sys.executable, "-m", "app.seed"],
-        env=portal_env(url),
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
+    url = seeded_database("security")
     process = PortalProcess(url, tmp_path_factory.mktemp("security") / "portal.log")
     process.start()
     try:
