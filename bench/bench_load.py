@@ -314,38 +314,50 @@ def report_rss(name: str, marks: list[tuple[float, float]]) -> None:
     )
 
 
-async def run(
-    base: str,
-    pids: dict[str, int],
-    metrics_url: str | None,
-    args: argparse.Namespace,
-    ids: dict[str, list[int]],
-    secrets: list[str],
-) -> None:
-    results = Results()
-    logins = [LOGINS[i % len(LOGINS)] for i in range(args.users)]
-    clients = [httpx.AsyncClient(base_url=base, timeout=60, limits=USER_LIMITS) for _ in logins]
+@dataclass(frozen=True)
+class Load:
+    """Who loads the portal, for how long, and which processes are watched."""
+
+    base: str
+    pids: dict[str, int]
+    logins: list[str]
+    secrets: list[str]
+    ids: dict[str, list[int]]
+    duration: float
+    think: float
+
+
+async def drive(load: Load, results: Results) -> tuple[float, float]:
+    """Signs every user in, then loads the portal; (seconds signing in, seconds of load)."""
+    clients = [
+        httpx.AsyncClient(base_url=load.base, timeout=60, limits=USER_LIMITS) for _ in load.logins
+    ]
     try:
-        signed_in = await sign_in_all(list(zip(clients, logins, strict=True)))
-        print(f"signed in {args.users} users in {signed_in:.1f} s")
-        cycles_before = await asyncio.to_thread(poll_cycles, metrics_url)
-        end = time.monotonic() + args.duration
+        signed_in = await sign_in_all(list(zip(clients, load.logins, strict=True)))
+        end = time.monotonic() + load.duration
         started = time.monotonic()
         users = [
-            user_loop(client, secrets[i], ids[logins[i]], end, results, args.think)
+            user_loop(client, load.secrets[i], load.ids[load.logins[i]], end, results, load.think)
             for i, client in enumerate(clients)
         ]
-        await asyncio.gather(sample_rss(pids, end, results), *users)
-        seconds = time.monotonic() - started
-        report(results, seconds, args.users, args.jobs)
-        cycles_after = await asyncio.to_thread(poll_cycles, metrics_url)
-        if cycles_before is not None and cycles_after is not None:
-            print(
-                f"poller: {cycles_after - cycles_before:.0f} poll cycles during the run "
-                f"(interval {args.poll_interval:g} s)"
-            )
+        await asyncio.gather(sample_rss(load.pids, end, results), *users)
+        return signed_in, time.monotonic() - started
     finally:
         await asyncio.gather(*(client.aclose() for client in clients))
+
+
+async def run(load: Load, metrics_url: str | None, args: argparse.Namespace) -> None:
+    results = Results()
+    cycles_before = await asyncio.to_thread(poll_cycles, metrics_url)
+    signed_in, seconds = await drive(load, results)
+    print(f"signed in {args.users} users in {signed_in:.1f} s")
+    report(results, seconds, args.users, args.jobs)
+    cycles_after = await asyncio.to_thread(poll_cycles, metrics_url)
+    if cycles_before is not None and cycles_after is not None:
+        print(
+            f"poller: {cycles_after - cycles_before:.0f} poll cycles during the sign-ins and "
+            f"the run (interval {args.poll_interval:g} s)"
+        )
 
 
 def main() -> None:
@@ -372,7 +384,9 @@ def main() -> None:
         pids["poller"] = poller.pid
     print(f"logs: {logs}/bench_load_*.log; poller: {args.poller}; think: {args.think:g} s")
     try:
-        asyncio.run(run(base, pids, metrics_url, args, ids, secrets))
+        logins = [LOGINS[i % len(LOGINS)] for i in range(args.users)]
+        load = Load(base, pids, logins, secrets, ids, args.duration, args.think)
+        asyncio.run(run(load, metrics_url, args))
     finally:
         for process in (server, poller):
             if process is not None:
