@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import String, cast, literal, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Membership, User, UserClusterAccount
@@ -17,20 +17,31 @@ async def get_by_login(session: AsyncSession, login: str) -> User | None:
     return result.scalar_one_or_none()
 
 
-async def project_roles(session: AsyncSession, user_id: int) -> dict[int, str]:
-    rows = await session.execute(
-        select(Membership.project_id, Membership.role).where(Membership.user_id == user_id)
-    )
-    return {project_id: role for project_id, role in rows.all()}
+async def roles_and_usernames(
+    session: AsyncSession, user_id: int
+) -> tuple[dict[int, str], dict[str, str]]:
+    """(role per project id, username per cluster) in one round trip.
 
-
-async def cluster_usernames(session: AsyncSession, user_id: int) -> dict[str, str]:
-    rows = await session.execute(
-        select(UserClusterAccount.cluster, UserClusterAccount.username).where(
-            UserClusterAccount.user_id == user_id
-        )
-    )
-    return {cluster: username for cluster, username in rows.all()}
+    Every authenticated request needs both, so the two small lookups share one query.
+    """
+    memberships = select(
+        literal("project").label("kind"),
+        cast(Membership.project_id, String).label("key"),
+        Membership.role.label("value"),
+    ).where(Membership.user_id == user_id)
+    accounts = select(
+        literal("cluster").label("kind"),
+        UserClusterAccount.cluster.label("key"),
+        UserClusterAccount.username.label("value"),
+    ).where(UserClusterAccount.user_id == user_id)
+    roles: dict[int, str] = {}
+    usernames: dict[str, str] = {}
+    for kind, key, value in (await session.execute(union_all(memberships, accounts))).all():
+        if kind == "project":
+            roles[int(key)] = value
+        else:
+            usernames[key] = value
+    return roles, usernames
 
 
 async def get_cluster_username(session: AsyncSession, user_id: int, cluster: str) -> str | None:

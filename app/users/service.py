@@ -72,12 +72,13 @@ async def user_for_trusted_login(session: AsyncSession, login: str) -> User:
 
 
 async def actor_for(session: AsyncSession, user: User) -> Actor:
+    roles, usernames = await repository.roles_and_usernames(session, user.id)
     return Actor(
         user_id=user.id,
         login=user.login,
         is_site_admin=user.is_site_admin,
-        project_roles=await repository.project_roles(session, user.id),
-        cluster_usernames=await repository.cluster_usernames(session, user.id),
+        project_roles=roles,
+        cluster_usernames=usernames,
     )
 
 

@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import WebSession, utc_now
+from app.models import User, WebSession, utc_now
 
 SESSION_LIFETIME = timedelta(hours=12)
 # Writing last_seen_at on every request would turn every page view into a write.
@@ -40,16 +40,21 @@ async def start(session: AsyncSession, user_id: int, replacing: str | None = Non
     return token
 
 
-async def resolve(session: AsyncSession, token: str) -> WebSession | None:
-    """The live session for ``token``, or None when unknown or expired."""
-    result = await session.execute(select(WebSession).where(WebSession.token_hash == _hash(token)))
-    found = result.scalar_one_or_none()
+async def resolve(session: AsyncSession, token: str) -> tuple[WebSession, User] | None:
+    """The live session for ``token`` and its user (one query), or None when unknown or expired."""
+    query = (
+        select(WebSession, User)
+        .join(User, User.id == WebSession.user_id)
+        .where(WebSession.token_hash == _hash(token))
+    )
+    row = (await session.execute(query)).one_or_none()
     now = utc_now()
-    if found is None or found.expires_at <= now:
+    if row is None or row[0].expires_at <= now:
         return None
+    found, user = row[0], row[1]
     if now - found.last_seen_at > TOUCH_INTERVAL:
         found.last_seen_at = now
-    return found
+    return found, user
 
 
 async def end(session: AsyncSession, token: str) -> None:

@@ -22,7 +22,6 @@ from app.audit.service import Origin
 from app.deps import SessionDep
 from app.errors import Forbidden
 from app.templating import is_htmx
-from app.users import repository as user_repository
 from app.users import service as users
 from app.users import sessions
 from app.users.actor import Actor
@@ -88,11 +87,11 @@ async def _from_proxy(request: Request, session: AsyncSession) -> WebContext | N
 
 async def _from_session(request: Request, session: AsyncSession) -> WebContext | None:
     token = _unsign(request, SESSION_COOKIE, "session")
-    found = await sessions.resolve(session, token) if token else None
-    if found is None or token is None:
+    resolved = await sessions.resolve(session, token) if token else None
+    if resolved is None or token is None:
         return None
-    user = await user_repository.get_by_id(session, found.user_id)
-    if user is None or not user.is_active:
+    found, user = resolved
+    if not user.is_active:
         return None
     actor = await users.actor_for(session, user)
     return WebContext(actor=actor, csrf_token=found.csrf_token, session_token=token)

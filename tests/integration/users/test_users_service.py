@@ -54,10 +54,35 @@ async def test_actor_carries_roles_and_cluster_usernames(session: AsyncSession) 
     assert await service.cluster_username(session, actor, "othercluster") is None
 
 
+async def test_actor_holds_only_its_own_roles_and_usernames(session: AsyncSession) -> None:
+    from app.models import Membership, UserClusterAccount
+
+    alice = await make_user(session, "alice", cluster_username="alice")
+    bob = await make_user(session, "bob", cluster_username="bob")
+    physics = await make_project(session, "physics")
+    chemistry = await make_project(session, "chemistry")
+    session.add_all(
+        [
+            Membership(user_id=alice.id, project_id=physics.id, role="member"),
+            Membership(user_id=alice.id, project_id=chemistry.id, role="manager"),
+            Membership(user_id=bob.id, project_id=physics.id, role="manager"),
+            UserClusterAccount(user_id=alice.id, cluster="othercluster", username="a123"),
+        ]
+    )
+    await session.flush()
+    actor = await service.actor_for(session, alice)
+    assert dict(actor.project_roles) == {physics.id: "member", chemistry.id: "manager"}
+    assert dict(actor.cluster_usernames) == {"testcluster": "alice", "othercluster": "a123"}
+    lonely = await make_user(session, "carol")
+    empty = await service.actor_for(session, lonely)
+    assert not empty.project_roles and not empty.cluster_usernames
+
+
 async def test_expired_or_ended_sessions_do_not_resolve(session: AsyncSession) -> None:
     user = await make_user(session, "alice")
     token = await sessions.start(session, user.id)
-    assert (await sessions.resolve(session, token)) is not None
+    resolved = await sessions.resolve(session, token)
+    assert resolved is not None and resolved[1].login == "alice"
     await sessions.end(session, token)
     assert await sessions.resolve(session, token) is None
     assert await sessions.resolve(session, "made-up") is None
