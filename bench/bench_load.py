@@ -150,7 +150,20 @@ def start_poller(
         poller = subprocess.Popen(
             [sys.executable, "-m", "app.poller"], env=env, cwd=ROOT, stderr=errors
         )
-    return poller, f"http://127.0.0.1:{port}/metrics"
+    metrics_url = f"http://127.0.0.1:{port}/metrics"
+    wait_until_answers(metrics_url, "the poller")
+    return poller, metrics_url
+
+
+def wait_until_answers(url: str, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    raise RuntimeError(f"{what} did not start")
 
 
 def start_server(
@@ -163,14 +176,8 @@ def start_server(
     with log.open("wb") as errors:
         server = subprocess.Popen(command, env=portal_env(url, args), cwd=ROOT, stderr=errors)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                return server, base
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    raise RuntimeError("the portal did not start")
+    wait_until_answers(f"{base}/healthz", "the portal")
+    return server, base
 
 
 def rss_mb(pid: int) -> float:
