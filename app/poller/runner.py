@@ -28,7 +28,9 @@ from app.poller.reconcile import Grace
 from app.scheduler.base import SchedulerAdapter
 
 logger = logging.getLogger(__name__)
-MAX_BACKOFF_SECONDS = 300.0
+# A cluster back from maintenance is seen within a minute; one failing squeue a minute
+# costs a down controller nothing. Intervals longer than this are kept as they are.
+MAX_BACKOFF_SECONDS = 60.0
 JITTER = 0.1
 
 
