@@ -143,6 +143,16 @@ async def authenticate(
     return TokenIdentity(user, token, effective_scopes(token.scopes, user.is_site_admin))
 
 
+def use_is_stale(token: ApiToken, now: datetime | None = None) -> bool:
+    """Whether this use should be written: the last one recorded is over a minute old.
+
+    Checked on the token as loaded for authentication, so the usual request (a script
+    polling with a token used seconds ago) makes no write at all.
+    """
+    last = token.last_used_at
+    return last is None or last < (now or utc_now()) - LAST_USED_RESOLUTION
+
+
 async def record_use(
     session: AsyncSession, token_id: int, address: str | None, now: datetime | None = None
 ) -> bool:

@@ -79,7 +79,8 @@ async def get_principal(
     # waiting for a second deadlocks the pool once every connection is held that way.
     # Job commands that call the cluster next then hold none either.
     await release_connection(session)
-    await _record_use(request, identity.token.id)
+    if tokens.use_is_stale(identity.token):
+        await _record_use(request, identity.token.id)
     return Principal(limited, identity.user, identity.scopes, identity.token.id)
 
 

@@ -61,6 +61,24 @@ async def test_use_records_time_and_address(
     assert token.last_used_ip == "127.0.0.1"
 
 
+async def test_use_is_written_at_most_once_a_minute(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.alice)
+    token = (await session.scalars(select(ApiToken))).one()
+    recent = utc_now() - timedelta(seconds=20)
+    token.last_used_at, token.last_used_ip = recent, "10.9.9.9"
+    await session.commit()
+    assert (await client.get("/api/v1/me", headers=headers)).status_code == 200
+    await session.refresh(token)
+    assert (token.last_used_at, token.last_used_ip) == (recent, "10.9.9.9")
+    token.last_used_at = utc_now() - timedelta(minutes=2)
+    await session.commit()
+    assert (await client.get("/api/v1/me", headers=headers)).status_code == 200
+    await session.refresh(token)
+    assert token.last_used_at > recent and token.last_used_ip == "127.0.0.1"
+
+
 async def test_admin_without_admin_scope_is_not_treated_as_admin(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
