@@ -172,12 +172,35 @@ def start_server(
     port = free_port()
     command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--no-access-log"]
-    command += ["--log-level", "warning"]
+    command += ["--log-level", "warning", "--workers", str(args.web_workers)]
     with log.open("wb") as errors:
         server = subprocess.Popen(command, env=portal_env(url, args), cwd=ROOT, stderr=errors)
     base = f"http://127.0.0.1:{port}"
     wait_until_answers(f"{base}/healthz", "the portal")
     return server, base
+
+
+def web_pids(server: subprocess.Popen[bytes], workers: int) -> dict[str, int]:
+    """The processes that answer requests: the server itself, or each of its workers."""
+    if workers == 1:
+        return {"web": server.pid}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        tasks = Path(f"/proc/{server.pid}/task").glob("*/children")
+        children = {int(pid) for task in tasks for pid in task.read_text().split()}
+        # uvicorn's supervisor also starts a resource tracker; workers run the portal.
+        workers_found = [pid for pid in children if _runs_portal(pid)]
+        if len(workers_found) == workers:
+            return {f"web-{i + 1}": pid for i, pid in enumerate(sorted(workers_found))}
+        time.sleep(0.5)
+    raise RuntimeError("the web workers did not start")
+
+
+def _runs_portal(pid: int) -> bool:
+    try:
+        return b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def rss_mb(pid: int) -> float:
@@ -375,6 +398,7 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=0.0, help="mean pause between requests")
     parser.add_argument("--poller", choices=("process", "web"), default="process")
     parser.add_argument("--poll-interval", type=float, default=2.0)
+    parser.add_argument("--web-workers", type=int, default=1, help="uvicorn worker processes")
     args = parser.parse_args()
     url = database_url()
     fresh_database(url)
@@ -385,7 +409,7 @@ def main() -> None:
     ids, secrets = asyncio.run(seed(url, args.jobs, args.users))
     logs = Path(tempfile.gettempdir())
     server, base = start_server(url, args, logs / "bench_load_server.log")
-    pids, metrics_url, poller = {"web": server.pid}, None, None
+    pids, metrics_url, poller = web_pids(server, args.web_workers), None, None
     if args.poller == "process":
         poller, metrics_url = start_poller(url, args, logs / "bench_load_poller.log")
         pids["poller"] = poller.pid
