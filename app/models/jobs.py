@@ -32,6 +32,15 @@ JOB_STATES = (
 JOB_EVENT_SOURCES = ("submit", "poller", "user", "system")
 
 
+def _trigram_index(column: str) -> Index:
+    return Index(
+        f"ix_jobs_{column}_trgm",
+        column,
+        postgresql_using="gin",
+        postgresql_ops={column: "gin_trgm_ops"},
+    ).ddl_if(dialect="postgresql")
+
+
 class Job(Base):
     __tablename__ = "jobs"
     __table_args__ = (
@@ -47,18 +56,8 @@ class Job(Base):
         Index("ix_jobs_array_parent_id", "array_parent_id"),
         # PostgreSQL only (pg_trgm): serve the job list's ILIKE '%text%' name search and
         # its Slurm id match without reading every visible row.
-        Index(
-            "ix_jobs_name_trgm",
-            "name",
-            postgresql_using="gin",
-            postgresql_ops={"name": "gin_trgm_ops"},
-        ).ddl_if(dialect="postgresql"),
-        Index(
-            "ix_jobs_slurm_job_id_trgm",
-            "slurm_job_id",
-            postgresql_using="gin",
-            postgresql_ops={"slurm_job_id": "gin_trgm_ops"},
-        ).ddl_if(dialect="postgresql"),
+        _trigram_index("name"),
+        _trigram_index("slurm_job_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -7,6 +7,7 @@ poller's memory over days and an alert can fire on growth. Where ``/proc`` is mi
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import time
@@ -60,7 +61,9 @@ def open_fds() -> float | None:
         return None
 
 
+@functools.cache
 def start_time_seconds() -> float | None:
+    # Fixed for the life of the process: read /proc once, not on every scrape.
     try:
         fields = (PROC_SELF / "stat").read_text().rsplit(")", 1)[1].split()
         uptime = float(Path("/proc/uptime").read_text().split()[0])
