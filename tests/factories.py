@@ -9,6 +9,7 @@ import itertools
 import uuid
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import (
@@ -30,6 +31,15 @@ _sequence = itertools.count(1)
 
 def _next() -> int:
     return next(_sequence)
+
+
+async def seeded_user_and_project(
+    session: AsyncSession, login: str = "alice", project: str = "physics"
+) -> tuple[User, Project]:
+    """A user and a project the demo seed created, looked up by name."""
+    user = (await session.scalars(select(User).where(User.login == login))).one()
+    found = (await session.scalars(select(Project).where(Project.name == project))).one()
+    return user, found
 
 
 async def make_user(

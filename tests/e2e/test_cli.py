@@ -16,14 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import select
 
 from app.cli.exit_codes import ExitCode
 from app.db import create_engine, create_sessionmaker
-from app.models import Project, User
 from app.tokens import service as tokens
 from app.users.service import actor_for
 from tests.e2e.conftest import LiveServer
+from tests.factories import seeded_user_and_project
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 HPCPORTAL = str(Path(sys.executable).with_name("hpcportal"))
@@ -35,10 +34,7 @@ async def _alice_token(database_url: str) -> tuple[str, int]:
     engine = create_engine(database_url)
     try:
         async with create_sessionmaker(engine)() as session:
-            alice = (await session.scalars(select(User).where(User.login == "alice"))).one()
-            project = (
-                await session.scalars(select(Project).where(Project.name == "physics"))
-            ).one()
+            alice, project = await seeded_user_and_project(session)
             created = await tokens.create_token(
                 session,
                 await actor_for(session, alice),

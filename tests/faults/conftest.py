@@ -20,15 +20,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
 from app.db import create_engine, create_sessionmaker, migrate_to_head
-from app.models import Project, User
 from app.tokens import service as tokens
 from app.users.service import actor_for
 from tests.conftest import postgres_test_url, recreate_postgres_database
 from tests.e2e.conftest import CLUSTERS_FILE, _free_port
+from tests.factories import seeded_user_and_project
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV_CLUSTER = str(ROOT / "scripts" / "dev-cluster")
@@ -137,8 +136,7 @@ async def api_token(url: str, login: str, project: str) -> tuple[str, int]:
     engine = create_engine(url)
     try:
         async with create_sessionmaker(engine)() as session:
-            user = (await session.scalars(select(User).where(User.login == login))).one()
-            found = await session.scalars(select(Project).where(Project.name == project))
+            user, found = await seeded_user_and_project(session, login, project)
             created = await tokens.create_token(
                 session,
                 await actor_for(session, user),
@@ -147,7 +145,7 @@ async def api_token(url: str, login: str, project: str) -> tuple[str, int]:
                 lifetime_days=1,
             )
             await session.commit()
-            return created.secret, found.one().id
+            return created.secret, found.id
     finally:
         await engine.dispose()
 

@@ -26,13 +26,14 @@ from sqlalchemy import select
 from app.db import create_engine, create_sessionmaker
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
-from app.models import Job, Project, User
+from app.models import Job
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.scheduler.slurm.adapter import SlurmAdapter
 from app.users.service import actor_for
 from tests.e2e.conftest import CLUSTERS_FILE
+from tests.factories import seeded_user_and_project
 from tests.faults.conftest import (
     PortalProcess,
     cancel_slurm_jobs,
@@ -120,9 +121,8 @@ async def _alice(url: str) -> tuple[Any, int]:
     engine = create_engine(url)
     try:
         async with create_sessionmaker(engine)() as session:
-            user = (await session.scalars(select(User).where(User.login == "alice"))).one()
-            found = await session.scalars(select(Project.id).where(Project.name == "physics"))
-            return await actor_for(session, user), found.one()
+            user, project = await seeded_user_and_project(session)
+            return await actor_for(session, user), project.id
     finally:
         await engine.dispose()
 

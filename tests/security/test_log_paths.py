@@ -19,10 +19,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import select
 
 from app.db import create_engine, create_sessionmaker
-from app.models import Job, Project, User
+from app.models import Job
+from tests.factories import seeded_user_and_project
 from tests.faults.conftest import PortalProcess
 from tests.security.conftest import api_token, signed_in
 
@@ -88,10 +88,7 @@ async def _make_jobs(url: str, paths: list[str]) -> dict[str, int]:
     engine = create_engine(url)
     try:
         async with create_sessionmaker(engine)() as session:
-            alice = (await session.scalars(select(User).where(User.login == "alice"))).one()
-            project = (
-                await session.scalars(select(Project).where(Project.name == "physics"))
-            ).one()
+            alice, project = await seeded_user_and_project(session)
             jobs = {
                 path: Job(
                     uuid=str(uuid.uuid4()),

@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.v1.schemas import TemplateIn
 from app.config import Settings
-from app.jobs.service import JobService
 from app.main import create_app
 from app.models import ApiToken, Job, JobEvent, JobTemplate, Membership, User
 from app.scheduler.fake import FakeScheduler
@@ -36,7 +35,7 @@ from tests.factories import (
     make_template,
     make_user,
 )
-from tests.integration.api.conftest import FakeRegistry
+from tests.integration.api.conftest import install_fake_scheduler
 from tests.integration.web.conftest import sign_in
 from tests.security.routes import STATE_CHANGING, RouteInfo, all_routes
 
@@ -73,10 +72,7 @@ async def fake() -> FakeScheduler:
 async def app(settings: Settings, fake: FakeScheduler) -> AsyncIterator[FastAPI]:
     application = create_app(settings)
     async with application.router.lifespan_context(application):
-        registry = FakeRegistry(fake)
-        application.state.clusters = {DEFAULT_CLUSTER: None}
-        application.state.schedulers = registry
-        application.state.job_service = JobService(application.state.sessionmaker, registry)
+        install_fake_scheduler(application, fake)
         yield application
 
 

@@ -20,7 +20,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
-from app.jobs.service import JobService
 from app.main import create_app
 from app.models import ApiToken, Base, utc_now
 from app.scheduler.fake import FakeScheduler
@@ -28,7 +27,7 @@ from app.tokens import service as tokens
 from app.users.service import actor_for
 from tests.factories import DEFAULT_CLUSTER, make_job, make_template
 from tests.faults.conftest import PortalProcess
-from tests.integration.api.conftest import FakeRegistry
+from tests.integration.api.conftest import install_fake_scheduler
 from tests.integration.web.conftest import People, csrf_from, people, sign_in
 from tests.security.routes import STATE_CHANGING, all_routes
 
@@ -42,18 +41,8 @@ HOST = "testserver.local"
 async def app(settings: Settings) -> AsyncIterator[FastAPI]:
     application = create_app(settings)
     async with application.router.lifespan_context(application):
-        registry = FakeRegistry(FakeScheduler(accounts={"alice": ["physics"]}))
-        application.state.clusters = {DEFAULT_CLUSTER: None}
-        application.state.schedulers = registry
-        application.state.job_service = JobService(application.state.sessionmaker, registry)
+        install_fake_scheduler(application, FakeScheduler(accounts={"alice": ["physics"]}))
         yield application
-
-
-@pytest.fixture
-async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-        yield http
 
 
 async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[str, list[Any]]:

@@ -17,19 +17,17 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker
-from app.jobs.service import JobService
 from app.main import create_app
-from app.models import Job, Project, User
+from app.models import Job
 from app.scheduler.fake import FakeScheduler
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
-from tests.factories import DEFAULT_CLUSTER, make_job, make_template
+from tests.factories import DEFAULT_CLUSTER, make_job, make_template, seeded_user_and_project
 from tests.faults.conftest import PortalProcess
-from tests.integration.api.conftest import FakeRegistry
+from tests.integration.api.conftest import install_fake_scheduler
 from tests.integration.web.conftest import People, people, sign_in
 
 __all__ = ["people"]
@@ -51,18 +49,8 @@ def fake() -> FakeScheduler:
 async def app(settings: Settings, fake: FakeScheduler) -> AsyncIterator[FastAPI]:
     application = create_app(settings)
     async with application.router.lifespan_context(application):
-        registry = FakeRegistry(fake)
-        application.state.clusters = {DEFAULT_CLUSTER: None}
-        application.state.schedulers = registry
-        application.state.job_service = JobService(application.state.sessionmaker, registry)
+        install_fake_scheduler(application, fake)
         yield application
-
-
-@pytest.fixture
-async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-        yield http
 
 
 async def _hostile_rows(session: AsyncSession, people: People, fake: FakeScheduler) -> list[str]:
@@ -117,10 +105,7 @@ async def _browser_rows(url: str, path: str) -> tuple[int, str]:
     engine = create_engine(url)
     try:
         async with create_sessionmaker(engine)() as session:
-            alice = (await session.scalars(select(User).where(User.login == "alice"))).one()
-            project = (
-                await session.scalars(select(Project).where(Project.name == "physics"))
-            ).one()
+            alice, project = await seeded_user_and_project(session)
             name = f"xss-{uuid.uuid4().hex[:6]} " + " ".join(PAYLOADS)
             job = Job(
                 uuid=str(uuid.uuid4()),

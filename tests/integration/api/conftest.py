@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
+from app.jobs.service import JobService
 from app.main import create_app
 from app.models import Project, User
 from app.scheduler.fake import FakeScheduler
@@ -32,6 +33,14 @@ class FakeRegistry:
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter([DEFAULT_CLUSTER])
+
+
+def install_fake_scheduler(application: FastAPI, scheduler: FakeScheduler) -> None:
+    """Route every cluster call of a started app, job service included, to ``scheduler``."""
+    registry = FakeRegistry(scheduler)
+    application.state.clusters = {DEFAULT_CLUSTER: None}
+    application.state.schedulers = registry
+    application.state.job_service = JobService(application.state.sessionmaker, registry)
 
 
 @dataclass

@@ -19,13 +19,12 @@ from schemathesis.core.result import Ok
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head
-from app.jobs.service import JobService
 from app.main import create_app
 from app.scheduler.fake import FakeScheduler
 from app.tokens import service as tokens
 from app.users.actor import Actor
-from tests.factories import DEFAULT_CLUSTER, add_member, make_project, make_template, make_user
-from tests.integration.api.conftest import FakeRegistry
+from tests.factories import add_member, make_project, make_template, make_user
+from tests.integration.api.conftest import install_fake_scheduler
 
 MAX_EXAMPLES = 50
 
@@ -60,10 +59,7 @@ def fuzz_app(tmp_path_factory: pytest.TempPathFactory) -> tuple[FastAPI, str]:
     async def lifespan(application: FastAPI) -> AsyncIterator[Any]:
         # The in-memory scheduler goes in after start-up, which builds the real registry.
         async with inner(application) as state:
-            registry = FakeRegistry(FakeScheduler(accounts={"alice": ["physics"]}))
-            application.state.clusters = {DEFAULT_CLUSTER: None}
-            application.state.schedulers = registry
-            application.state.job_service = JobService(application.state.sessionmaker, registry)
+            install_fake_scheduler(application, FakeScheduler(accounts={"alice": ["physics"]}))
             yield state
 
     app.router.lifespan_context = lifespan
