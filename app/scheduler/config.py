@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
 Transport = Literal["ssh", "rest"]
 
 
@@ -31,6 +33,7 @@ class ClusterConfig:
     jwt_key: str = ""
     slurm_user: str = "slurm"
     log_roots: tuple[str, ...] = ("/home", "/scratch")
+    system_users: tuple[str, ...] = ()
 
     @property
     def is_host_key_checked(self) -> bool:
@@ -42,36 +45,86 @@ class ClusterConfig:
         """Accounts the portal must never mint credentials for."""
         return frozenset({"root", self.slurm_user})
 
+    @property
+    def reserved_users(self) -> frozenset[str]:
+        """Accounts no portal user may act as: these, the service account and system ones."""
+        extra = {self.service_user, *self.system_users}
+        return self.forbidden_users | SYSTEM_ACCOUNTS | extra
 
-_REQUIRED = ("login_host", "service_user", "service_key", "user_ca_key")
+
+# Accounts that exist on every Debian-like login node and must never be a portal user's
+# identity; a site adds its own with ``system_users``.
+SYSTEM_ACCOUNTS = frozenset(
+    {
+        "root", "daemon", "bin", "sys", "sync", "games", "man", "lp", "mail", "news", "uucp",
+        "proxy", "www-data", "backup", "list", "irc", "gnats", "nobody", "_apt", "sshd",
+        "messagebus", "munge", "mysql", "postgres", "slurm", "slurmrestd",
+    }
+)  # fmt: skip
+
+
+class _ClusterEntry(BaseModel):
+    """One ``[clusters.NAME]`` table; unknown keys are refused by name, so a typo such as
+    ``knwon_hosts`` cannot silently turn host-key checking off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    transport: Transport = "ssh"
+    login_host: str = Field(min_length=1)
+    login_port: int = Field(default=22, ge=1, le=65535)
+    service_user: str = Field(min_length=1)
+    service_key: str = Field(min_length=1)
+    user_ca_key: str = Field(min_length=1)
+    known_hosts: str = ""
+    rest_url: str = ""
+    jwt_key: str = ""
+    slurm_user: str = Field(default="slurm", min_length=1)
+    log_roots: tuple[str, ...] = ("/home", "/scratch")
+    system_users: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> _ClusterEntry:
+        if self.transport == "rest" and not (self.rest_url and self.jwt_key):
+            raise ValueError("rest transport needs rest_url and jwt_key")
+        if not all(root.startswith("/") for root in self.log_roots):
+            raise ValueError("log_roots must be absolute paths")
+        return self
+
+
+def _problems(name: str, error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"])
+        if item["type"] == "extra_forbidden":
+            problems.append(f"unknown key {where!r}")
+        elif item["type"] == "missing":
+            problems.append(f"missing {where}")
+        else:
+            message = str(item["msg"]).removeprefix("Value error, ")
+            problems.append(f"{where}: {message}" if where else message)
+    return f"cluster {name!r}: " + "; ".join(problems)
 
 
 def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
-    """Build one ClusterConfig from a TOML table, checking required keys and types."""
-    missing = [key for key in _REQUIRED if not raw.get(key)]
-    if missing:
-        raise ClusterConfigError(f"cluster {name!r}: missing {', '.join(missing)}")
-    transport = raw.get("transport", "ssh")
-    if transport not in ("ssh", "rest"):
-        raise ClusterConfigError(f"cluster {name!r}: transport must be 'ssh' or 'rest'")
-    if transport == "rest" and not (raw.get("rest_url") and raw.get("jwt_key")):
-        raise ClusterConfigError(f"cluster {name!r}: rest transport needs rest_url and jwt_key")
-    roots = tuple(str(root) for root in raw.get("log_roots", ("/home", "/scratch")))
-    if not all(root.startswith("/") for root in roots):
-        raise ClusterConfigError(f"cluster {name!r}: log_roots must be absolute paths")
+    """Build one ClusterConfig from a TOML table, refusing unknown keys and wrong types."""
+    try:
+        entry = _ClusterEntry.model_validate(dict(raw))
+    except ValidationError as error:
+        raise ClusterConfigError(_problems(name, error)) from None
     return ClusterConfig(
         name=name,
-        transport=transport,
-        login_host=str(raw["login_host"]),
-        login_port=int(raw.get("login_port", 22)),
-        service_user=str(raw["service_user"]),
-        service_key=str(raw["service_key"]),
-        user_ca_key=str(raw["user_ca_key"]),
-        known_hosts=str(raw.get("known_hosts", "")),
-        rest_url=str(raw.get("rest_url", "")).rstrip("/"),
-        jwt_key=str(raw.get("jwt_key", "")),
-        slurm_user=str(raw.get("slurm_user", "slurm")),
-        log_roots=roots,
+        transport=entry.transport,
+        login_host=entry.login_host,
+        login_port=entry.login_port,
+        service_user=entry.service_user,
+        service_key=entry.service_key,
+        user_ca_key=entry.user_ca_key,
+        known_hosts=entry.known_hosts,
+        rest_url=entry.rest_url.rstrip("/"),
+        jwt_key=entry.jwt_key,
+        slurm_user=entry.slurm_user,
+        log_roots=entry.log_roots,
+        system_users=entry.system_users,
     )
 
 
@@ -79,7 +132,10 @@ def load_clusters(path: str | Path) -> dict[str, ClusterConfig]:
     """Read a clusters TOML file into ClusterConfig objects keyed by cluster name."""
     with Path(path).open("rb") as handle:
         data = tomllib.load(handle)
+    unknown = sorted(set(data) - {"clusters"})
+    if unknown:
+        raise ClusterConfigError(f"unknown top-level key(s): {', '.join(unknown)}")
     tables = data.get("clusters", {})
-    if not isinstance(tables, dict):
+    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
         raise ClusterConfigError("[clusters] must be a table of tables")
     return {name: cluster_from_mapping(name, raw) for name, raw in tables.items()}

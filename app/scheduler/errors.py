@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from app.scheduler.sbatch_options import unknown_option_message
+
 
 class SchedulerError(Exception):
     """Base class of every error the scheduler library raises."""
@@ -24,6 +26,10 @@ class JobNotFound(SchedulerError):
     """The scheduler does not know the job id (any more)."""
 
 
+class JobAlreadyEnded(JobNotFound):
+    """The job has finished (or is finishing): there is nothing left to act on."""
+
+
 class PermissionDenied(SchedulerError):
     """The acting user may not do this (e.g. cancel another user's job)."""
 
@@ -38,10 +44,14 @@ class InvalidSpec(SchedulerError):
 
 
 class PreflightFailed(SchedulerError):
-    """A submission would fail; ``problems`` lists (field, plain-language message)."""
+    """A submission would fail; ``problems`` lists (field, plain-language message).
 
-    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+    ``raw`` keeps what Slurm itself said (sbatch's stderr), when it said anything.
+    """
+
+    def __init__(self, problems: Sequence[tuple[str, str]], raw: str = "") -> None:
         self.problems = list(problems)
+        self.raw = raw
         super().__init__("; ".join(f"{field}: {msg}" for field, msg in self.problems))
 
 
@@ -50,6 +60,7 @@ class RejectKind(enum.StrEnum):
 
     INVALID_ACCOUNT = "invalid_account"
     INVALID_PARTITION = "invalid_partition"
+    INVALID_QOS = "invalid_qos"
     TIME_LIMIT = "time_limit"
     QOS_LIMIT = "qos_limit"
     ASSOCIATION_LIMIT = "association_limit"
@@ -84,6 +95,11 @@ _RULES: tuple[tuple[str, RejectKind, str], ...] = (
         "The partition does not exist or is not available to you.",
     ),
     (
+        r"invalid qos",
+        RejectKind.INVALID_QOS,
+        "The quality of service (QOS) does not exist or your account may not use it.",
+    ),
+    (
         r"association.*limit|assoc.*limit|job violates accounting/qos policy",
         RejectKind.ASSOCIATION_LIMIT,
         "The request exceeds a limit of your account.",
@@ -100,7 +116,7 @@ _RULES: tuple[tuple[str, RejectKind, str], ...] = (
         "The requested GPUs or generic resources do not exist on this cluster.",
     ),
     (
-        r"requested node configuration is not available",
+        r"requested node configuration is not available|more processors requested than permitted",
         RejectKind.UNAVAILABLE_RESOURCES,
         "No node in the partition has the requested CPUs, memory or GPUs.",
     ),
@@ -117,8 +133,16 @@ _RULES: tuple[tuple[str, RejectKind, str], ...] = (
 )
 
 
+_UNRECOGNIZED = re.compile(r"unrecognized option '(--?[^'=\s]+)")
+
+
 def _classify(text: str) -> SubmitRejected:
     lowered = text.lower()
+    unknown = _UNRECOGNIZED.search(text)
+    if unknown is not None:
+        # Named, with the closest option sbatch has, rather than "an unknown option".
+        message = unknown_option_message(unknown[1]) + "."
+        return SubmitRejected(RejectKind.BAD_DIRECTIVE, message[0].upper() + message[1:], text)
     for pattern, kind, message in _RULES:
         if re.search(pattern, lowered):
             return SubmitRejected(kind, message, text)
@@ -162,6 +186,8 @@ def classify_control_error(text: str) -> SchedulerError:
     lowered = text.lower()
     if "permission denied" in lowered or "access/permission" in lowered:
         return PermissionDenied("You can only change your own jobs: " + _last_error_line(text))
+    if "already completing or completed" in lowered:
+        return JobAlreadyEnded(_last_error_line(text))
     if "invalid job id" in lowered or "unable to find" in lowered:
         return JobNotFound(_last_error_line(text) or "unknown job")
     return SchedulerError(_last_error_line(text) or "the scheduler refused the request")

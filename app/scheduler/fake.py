@@ -15,6 +15,7 @@ from typing import Any
 from app.scheduler.base import follow_file
 from app.scheduler.errors import (
     FileUnavailable,
+    JobAlreadyEnded,
     JobNotFound,
     PermissionDenied,
     PreflightFailed,
@@ -56,6 +57,7 @@ class FakeScheduler:
         partitions: Sequence[PartitionInfo] = (_DEFAULT_PARTITION,),
         log_roots: Sequence[str] = ("/home", "/scratch"),
         first_job_id: int = 1000,
+        coordinators: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         self.jobs: dict[str, JobInfo] = {}
         self.specs: dict[str, JobSpec] = {}
@@ -66,6 +68,8 @@ class FakeScheduler:
         self._partitions = list(partitions)
         self._roots = tuple(log_roots)
         self._ids = itertools.count(first_job_id)
+        # account -> users who coordinate it and so may act on its jobs, as in Slurm.
+        self.coordinators = {a: set(users) for a, users in (coordinators or {}).items()}
 
     def _check_up(self, call: str) -> None:
         self.calls.append(call)
@@ -158,12 +162,13 @@ class FakeScheduler:
         return jobs
 
     async def cancel(self, job_ids: Sequence[str], as_user: str) -> None:
-        """Cancel the user's own jobs; PermissionDenied for anyone else's."""
+        """Cancel the user's own jobs (or, for a coordinator, their account's); else refuse."""
         self._check_up("cancel")
         for job_id in job_ids:
             job = self._owned(job_id, as_user)
-            if not job.state.is_terminal:
-                self.set_state(job_id, JobState.CANCELLED, end_time=datetime.now(UTC))
+            if job.state.is_terminal:
+                raise JobAlreadyEnded(f"job {job_id} has already ended")
+            self.set_state(job_id, JobState.CANCELLED, end_time=datetime.now(UTC))
 
     async def hold(self, job_ids: Sequence[str], as_user: str) -> None:
         """Hold the user's own queued jobs."""
@@ -181,7 +186,7 @@ class FakeScheduler:
 
     def _owned(self, job_id: str, user: str) -> JobInfo:
         job = self._job(job_id)
-        if job.user != user:
+        if job.user != user and user not in self.coordinators.get(job.account or "", ()):
             raise PermissionDenied(f"job {job_id} belongs to another user")
         return job
 

@@ -51,6 +51,8 @@ class JobSpec:
     qos: str | None = None
     hold: bool = False
     begin: str | None = None
+    args: tuple[str, ...] = ()
+    """Arguments the script receives as ``$1``, ``$2``… (``sbatch job.sh ARG…``)."""
 
     @property
     def time_limit_minutes(self) -> int | None:

@@ -61,3 +61,16 @@ ensure_postgres() { # a running PostgreSQL on 127.0.0.1:5432 with a postgres/pos
 }
 
 ensure_chromium() { apt_install chromium fonts-dejavu-core; }
+
+# Removes what earlier test runs leave behind (job folders in the demo users' homes and scratch,
+# the test databases), so a run proves the suite creates everything it relies on itself.
+clear_test_state() { # clear_test_state DATABASE_URL
+  local db; db=$(sed -E 's|.*/([^/?]+)(\?.*)?$|\1|' <<<"$1")
+  say "removing earlier runs' job folders and test databases ($db, ${db}_*)"
+  rm -rf /home/*/portal-* /scratch/*/portal-*
+  local name
+  for name in $(runuser -u postgres -- psql -At -c \
+      "SELECT datname FROM pg_database WHERE datname = '$db' OR datname LIKE '${db}\\_%'"); do
+    runuser -u postgres -- dropdb --force "$name"
+  done
+}

@@ -1,81 +1,83 @@
-"""Adapters on the real development cluster, one per transport (plus the fake).
+"""Adapters on the real development clusters: every Slurm version, every transport, the fake.
 
-The cluster file comes from ``PORTAL_CLUSTERS_FILE`` (default
-``/var/lib/hpcportal-dev/clusters.toml``, written by ``scripts/dev-cluster up``).
+The versions come from ``PORTAL_TEST_SLURM_VERSIONS`` (see ``tests/slurm_versions.py``);
+``scripts/test`` brings every supported version up and tests them all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from app.scheduler.base import SchedulerAdapter
-from app.scheduler.config import ClusterConfig, load_clusters
+from app.scheduler.config import ClusterConfig
 from app.scheduler.errors import SchedulerError
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import build_adapter
 from app.scheduler.types import JobInfo
+from tests.slurm_versions import cluster_config, versions
 
-CLUSTERS_FILE = Path(os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml"))
 
-
-def cluster_config() -> ClusterConfig:
-    if not CLUSTERS_FILE.exists():
-        pytest.skip(f"{CLUSTERS_FILE} missing: run scripts/dev-cluster up (scripts/test does)")
-    return next(iter(load_clusters(CLUSTERS_FILE).values()))
+@pytest.fixture(scope="module", params=versions())
+def slurm_version(request: pytest.FixtureRequest) -> str:
+    """The Slurm version under test (module scope: tests are grouped by version)."""
+    return str(request.param)
 
 
 @pytest.fixture
-def cluster() -> ClusterConfig:
-    """The development cluster's configuration (skips when the file is missing)."""
-    return cluster_config()
+def cluster(slurm_version: str) -> ClusterConfig:
+    """That version's cluster configuration."""
+    return cluster_config(slurm_version)
 
 
 @pytest.fixture(scope="module")
-async def ssh_adapter() -> AsyncIterator[SchedulerAdapter]:
-    adapter = build_adapter(cluster_config(), "ssh")
+async def ssh_adapter(slurm_version: str) -> AsyncIterator[SchedulerAdapter]:
+    adapter = build_adapter(cluster_config(slurm_version), "ssh")
     yield adapter
     await adapter.close()
 
 
 @pytest.fixture(scope="module")
-async def rest_adapter() -> AsyncIterator[SchedulerAdapter]:
-    config = cluster_config()
+async def rest_adapter(slurm_version: str) -> AsyncIterator[SchedulerAdapter]:
+    config = cluster_config(slurm_version)
     if not config.rest_url:
-        pytest.skip("cluster has no rest_url")
+        pytest.fail("the development cluster has no rest_url")
     adapter = build_adapter(config, "rest")
     yield adapter
     await adapter.close()
 
 
 @pytest.fixture(params=["ssh", "rest"])
-def adapter(request: pytest.FixtureRequest) -> SchedulerAdapter:
+def adapter(request: pytest.FixtureRequest, slurm_version: str) -> SchedulerAdapter:
     """The adapter under test, once per transport."""
     return request.getfixturevalue(f"{request.param}_adapter")
 
 
 @pytest.fixture(params=["ssh", "rest", "fake"])
-def any_adapter(request: pytest.FixtureRequest) -> SchedulerAdapter:
+def any_adapter(request: pytest.FixtureRequest, slurm_version: str) -> SchedulerAdapter:
     """Like ``adapter`` plus the in-memory fake, for rules the fake also models."""
     if request.param == "fake":
         return FakeScheduler(accounts={"alice": ["physics"], "bob": ["chemistry"]})
     return request.getfixturevalue(f"{request.param}_adapter")
 
 
+def run_dir_for(label: str) -> str:
+    """A fresh directory path under alice's home (not yet created: preflight creates it)."""
+    clean = re.sub(r"[^A-Za-z0-9_-]", "-", label)[:48]
+    return f"/home/alice/portal-contract/{clean}-{uuid.uuid4().hex[:8]}"
+
+
 @pytest.fixture
 def run_dir(request: pytest.FixtureRequest) -> str:
-    """A fresh directory path under alice's home for this test's logs (not yet created)."""
-    label = re.sub(r"[^A-Za-z0-9_-]", "-", request.node.name)[:48]
-    return f"/home/alice/portal-contract/{label}-{uuid.uuid4().hex[:8]}"
+    """A fresh directory path for this test's logs (not yet created)."""
+    return run_dir_for(request.node.name)
 
 
 async def find_job(adapter: SchedulerAdapter, job_id: str) -> list[JobInfo]:
@@ -108,6 +110,24 @@ async def wait_for_job(
         await asyncio.sleep(0.5)
     states = [(r.job_id, r.state, r.reason) for r in records]
     raise AssertionError(f"job {job_id} did not reach the expected state; last seen {states}")
+
+
+async def wait_for_accounting(
+    adapter: SchedulerAdapter,
+    job_id: str,
+    predicate: Callable[[JobInfo], bool],
+    deadline: float = 60.0,
+) -> list[JobInfo]:
+    """Poll accounting alone (slurmdbd learns of a job a moment after slurmctld)."""
+    end = time.monotonic() + deadline
+    records: list[JobInfo] = []
+    while time.monotonic() < end:
+        records = [j for j in await adapter.accounting([job_id]) if j.job_id == job_id]
+        if records and all(predicate(r) for r in records):
+            return records
+        await asyncio.sleep(0.5)
+    states = [(r.job_id, r.native_state, r.reason) for r in records]
+    raise AssertionError(f"job {job_id} not as expected in accounting; last seen {states}")
 
 
 @pytest.fixture

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import pwd
 import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 
 from app.scheduler.base import SchedulerAdapter
-from app.scheduler.errors import PermissionDenied, PreflightFailed, RejectKind, SubmitRejected
+from app.scheduler.errors import (
+    JobAlreadyEnded,
+    JobNotFound,
+    PermissionDenied,
+    PreflightFailed,
+    RejectKind,
+    SubmitRejected,
+)
 from app.scheduler.states import JobState
 from app.scheduler.types import JobSpec
+from tests.contract.conftest import run_dir_for, wait_for_accounting
+from tests.slurm_versions import major_minor
 
 pytestmark = pytest.mark.slurm
 
@@ -81,7 +92,7 @@ async def test_exit_3_is_failed_with_exit_code_3(
     assert [(j.state, j.exit_code) for j in from_queue] in ([], [(JobState.FAILED, 3)])
 
 
-async def test_cancel_gives_cancelled(
+async def test_cancel_gives_cancelled_by_the_user(
     adapter: SchedulerAdapter, run_dir, cleanup, wait_for
 ) -> None:
     job_id = await submit(adapter, cleanup, spec(run_dir, "sleep 120"))
@@ -89,6 +100,65 @@ async def test_cancel_gives_cancelled(
     await adapter.cancel([job_id], ALICE)
     job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
     assert job.state is JobState.CANCELLED
+    accounted = only(await wait_for_accounting(adapter, job_id, lambda j: j.state.is_terminal))
+    assert accounted.native_state == f"CANCELLED by {pwd.getpwnam(ALICE).pw_uid}"
+
+
+async def test_cancelling_an_unknown_job_says_so(any_adapter: SchedulerAdapter) -> None:
+    # Without --verbose, scancel prints nothing and exits 0 for an id it does not know.
+    with pytest.raises(JobNotFound):
+        await any_adapter.cancel(["987654321"], ALICE)
+
+
+async def test_cancelling_a_finished_job_says_it_has_ended(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_id = await submit(adapter, cleanup, spec(run_dir, "true"))
+    await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal)
+    with pytest.raises(JobAlreadyEnded):
+        await adapter.cancel([job_id], ALICE)
+
+
+async def test_out_of_memory_kill_is_a_failure_by_signal_9(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    # tail keeps the 300 MB "line" in memory while it waits for more input.
+    body = "(head -c 300M /dev/zero; sleep 60) | tail > /dev/null"
+    job_id = await submit(adapter, cleanup, spec(run_dir, body, memory_mb=100))
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    accounted = only(await wait_for_accounting(adapter, job_id, lambda j: j.state.is_terminal))
+    for record in (job, accounted):
+        assert (record.state, record.signal) == (JobState.FAILED, 9), record
+    assert accounted.elapsed_seconds is not None and accounted.elapsed_seconds < 50
+
+
+async def test_held_job_is_held_in_the_queue_and_in_accounting(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_id = await submit(adapter, cleanup, spec(run_dir, "true", hold=True))
+    queued = only(await wait_for(adapter, job_id, lambda r: True))
+    assert queued.state is JobState.QUEUED_HELD
+    accounted = only(await wait_for_accounting(adapter, job_id, lambda j: True))
+    assert accounted.state is JobState.QUEUED_HELD
+    await adapter.release([job_id], ALICE)
+    done = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert done.state is JobState.COMPLETED
+
+
+async def test_a_missing_log_directory_is_created_by_slurm_since_23_02(
+    adapter: SchedulerAdapter, slurm_version: str, run_dir, cleanup, wait_for
+) -> None:
+    # Submitted without preflight, which would have created the folder itself.
+    job_spec = spec(run_dir, "echo here", stdout=f"{run_dir}/new/out-%j.txt")
+    job_id = await adapter.submit(job_spec, ALICE)
+    cleanup.append((adapter, job_id, ALICE))
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    if major_minor(slurm_version) < (23, 2):
+        assert (job.state, job.signal) == (JobState.FAILED, 53)
+        return
+    assert job.state is JobState.COMPLETED
+    chunk = await adapter.read_file(f"{run_dir}/new/out-{job_id}.txt", 0, 100, ALICE)
+    assert chunk.data == b"here\n"
 
 
 async def test_array_tasks_have_their_own_states(
@@ -122,6 +192,17 @@ async def test_preflight_creates_a_missing_log_directory(
     assert chunk.data == b"made it\n"
 
 
+async def test_preflight_creates_a_log_directory_named_after_the_job_and_user(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    job_spec = spec(run_dir, "echo named", stdout=f"{run_dir}/%u/%x/out-%j.txt")
+    job_id = await submit(adapter, cleanup, job_spec)
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert job.state is JobState.COMPLETED
+    chunk = await adapter.read_file(f"{run_dir}/alice/contract/out-{job_id}.txt", 0, 100, ALICE)
+    assert chunk.data == b"named\n"
+
+
 async def test_preflight_reports_an_unwritable_log_directory(adapter: SchedulerAdapter) -> None:
     job_spec = spec("/home/bob/not-for-alice", "true")
     with pytest.raises(PreflightFailed) as info:
@@ -140,7 +221,7 @@ async def test_preflight_reports_a_time_limit_above_the_partition_maximum(
 
 
 async def test_other_user_cannot_cancel_the_job(any_adapter: SchedulerAdapter, cleanup) -> None:
-    job_spec = spec("/home/alice/portal-contract", "sleep 1", hold=True)
+    job_spec = spec(run_dir_for("other-user"), "sleep 1", hold=True)
     job_id = await submit(any_adapter, cleanup, job_spec)
     with pytest.raises(PermissionDenied) as info:
         await any_adapter.cancel([job_id], "bob")
@@ -169,14 +250,17 @@ async def test_partitions_associations_and_ping(any_adapter: SchedulerAdapter) -
 async def timeout_job(ssh_adapter: SchedulerAdapter) -> AsyncIterator[str]:
     # One job serves every transport: the node has two CPUs and this one holds one of
     # them for over a minute, because Slurm rounds time limits up to whole minutes.
-    job_spec = spec("/home/alice/portal-contract", "sleep 300", time_limit=1, name="timeout")
+    job_spec = spec(run_dir_for("timeout"), "sleep 300", time_limit=1, name="timeout")
+    # Preflight creates the log folder as alice: Slurm 22.05 fails a job whose folder is missing.
+    await ssh_adapter.preflight(job_spec, ALICE)
     job_id = await ssh_adapter.submit(job_spec, ALICE)
     yield job_id
-    await ssh_adapter.cancel([job_id], ALICE)
+    with contextlib.suppress(JobNotFound):  # it has normally timed out by now
+        await ssh_adapter.cancel([job_id], ALICE)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def start_timeout_job_early(request: pytest.FixtureRequest) -> None:
+def start_timeout_job_early(request: pytest.FixtureRequest, slurm_version: str) -> None:
     """Submit the timeout job before the other tests so its minute overlaps with them."""
     selected = request.session.items
     if any(item.originalname == "test_time_limit_gives_timeout" for item in selected):
@@ -206,3 +290,15 @@ async def test_follow_yields_appended_output(
             if received.count(b"\n") == 3:
                 break
     assert received == b"line1\nline2\nline3\n"
+
+
+async def test_script_arguments_reach_the_script_literally(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    args = ("hello world", "x$(touch /tmp/portal-arg-marker)", "'q'", "", "--time=1")
+    body = 'printf "%s|" "$#" "$@"'
+    job_id = await submit(adapter, cleanup, spec(run_dir, body, args=args))
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert job.state is JobState.COMPLETED
+    chunk = await adapter.read_file(f"{run_dir}/contract-{job_id}.out", 0, 4096, ALICE)
+    assert chunk.data.decode() == "5|" + "".join(f"{a}|" for a in args)

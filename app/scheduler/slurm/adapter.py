@@ -9,6 +9,7 @@ reachable on the login host.
 from __future__ import annotations
 
 import posixpath
+import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
@@ -20,15 +21,13 @@ from app.scheduler.errors import (
     FileUnavailable,
     InvalidSpec,
     PreflightFailed,
-    RejectKind,
     SchedulerUnavailable,
-    SubmitRejected,
     classify_control_error,
     classify_sbatch_error,
 )
 from app.scheduler.slurm import commands, parsing
-from app.scheduler.slurm.rest import RestRequestFailed, RestTransport
-from app.scheduler.slurm.rest_parsing import job_from_v0038, submit_payload_v0038
+from app.scheduler.slurm.rest import RestTransport
+from app.scheduler.slurm.rest_jobs import RestJobs
 from app.scheduler.slurm.ssh import SshTransport
 from app.scheduler.types import (
     Association,
@@ -57,15 +56,20 @@ class SlurmAdapter:
         self.config = config
         self.ssh = ssh
         self.rest = rest
+        self.rest_jobs = RestJobs(rest) if rest is not None else None
         # Preflight reuses these briefly: two of its four SSH round trips per submission.
         self._associations: TtlCache[str, list[Association]] = TtlCache(preflight_cache_seconds)
         self._partitions: TtlCache[str, list[PartitionInfo]] = TtlCache(preflight_cache_seconds)
+        self._gres: TtlCache[str, dict[str, set[tuple[str, str]]]] = TtlCache(
+            preflight_cache_seconds
+        )
 
     async def submit(self, spec: JobSpec, as_user: str) -> str:
         """Validate, then submit as ``as_user``; returns the Slurm job id."""
         validate_spec(spec, self.config.log_roots)
-        if self.rest is not None:
-            return await self._submit_rest(spec, as_user)
+        rest = self.rest_jobs
+        if rest is not None and (not spec.args or await rest.takes_script_args()):
+            return await rest.submit(spec, as_user)
         result = await self.ssh.run(
             commands.sbatch_argv(spec), as_user=as_user, stdin=spec.script, repeatable=False
         )
@@ -73,21 +77,6 @@ class SlurmAdapter:
         if result.exit_status != 0 or not job_id.isdigit():
             raise classify_sbatch_error(result.stderr or result.text)
         return job_id
-
-    async def _submit_rest(self, spec: JobSpec, as_user: str) -> str:
-        assert self.rest is not None
-        body = submit_payload_v0038(spec, default_cwd=f"/home/{as_user}")
-        try:
-            answer = await self.rest.call("POST", "job/submit", as_user=as_user, body=body)
-        except RestRequestFailed as exc:
-            # A held submission comes back as an "error" that still carries the job id.
-            if exc.status != 200 or not isinstance(exc.payload.get("job_id"), int):
-                raise exc.as_submit_error() from exc
-            answer = dict(exc.payload)
-        job_id = answer.get("job_id")
-        if not isinstance(job_id, int):
-            raise SubmitRejected(RejectKind.OTHER, "slurmrestd returned no job id", str(answer))
-        return str(job_id)
 
     async def preflight(self, spec: JobSpec, as_user: str) -> None:
         """Raise PreflightFailed listing every problem found; create missing log dirs."""
@@ -97,26 +86,25 @@ class SlurmAdapter:
             raise PreflightFailed([(exc.field, exc.message)]) from exc
         problems = await self._association_problems(spec, as_user)
         problems += await self._partition_problems(spec)
-        problems += await self._directory_problems(spec, as_user)
         if not problems:
-            problems += await self._test_only_problems(spec, as_user)
+            problems += await self._gres_problems(spec, fresh=False)
+        problems += await self._directory_problems(spec, as_user)
+        raw = ""
+        if not problems:
+            problems, raw = await self._test_only_problems(spec, as_user)
         if problems:
-            raise PreflightFailed(problems)
+            raise PreflightFailed(problems, raw)
 
     async def _association_problems(self, spec: JobSpec, user: str) -> list[tuple[str, str]]:
-        if spec.account is None:
+        if spec.account is None and spec.qos is None:
             return []
         cached = await self._associations.get(user, lambda: self.associations(user))
-        if spec.account in {a.account for a in cached}:
+        if not _association_problems(spec, cached):
             return []
         # A refusal is never based on a stale answer: a user just added to an account passes.
         self._associations.forget(user)
         fresh = await self._associations.get(user, lambda: self.associations(user))
-        allowed = {a.account for a in fresh}
-        if spec.account in allowed:
-            return []
-        choices = ", ".join(sorted(allowed)) or "none"
-        return [("account", f"you cannot charge account {spec.account} (yours: {choices})")]
+        return _association_problems(spec, fresh)
 
     async def _partition_problems(self, spec: JobSpec) -> list[tuple[str, str]]:
         problems = await self._partition_problems_from(spec, fresh=False)
@@ -133,13 +121,45 @@ class SlurmAdapter:
         chosen = spec.partition or next((p.name for p in partitions.values() if p.is_default), "")
         partition = partitions.get(chosen)
         if partition is None:
-            return [("partition", f"partition {chosen} does not exist")]
+            names = ", ".join(sorted(partitions)) or "none"
+            return [("partition", f"partition {chosen} does not exist (this cluster has: {names})")]
         minutes = spec.time_limit_minutes
         limit = partition.max_time
         if minutes is None or limit is None or minutes * 60 <= limit.total_seconds():
             return []
         shown = commands.format_minutes(int(limit.total_seconds()) // 60).removeprefix("0-")
         return [("time_limit", f"partition {chosen} allows at most {shown}")]
+
+    async def _gres_problems(self, spec: JobSpec, *, fresh: bool) -> list[tuple[str, str]]:
+        """A GPU (or other GRES) type the chosen partition's nodes do not have, named."""
+        wanted = [g for g in spec.gres if g.type]
+        if not wanted:
+            return []
+        if fresh:
+            self._gres.forget("")
+        partitions = await self._partitions.get("", self.partitions)
+        chosen = spec.partition or next((p.name for p in partitions if p.is_default), "")
+        available = (await self._gres.get("", self._gres_by_partition)).get(chosen, set())
+        missing = [g for g in wanted if (g.name, g.type) not in available]
+        if missing and not fresh:
+            return await self._gres_problems(spec, fresh=True)
+        problems = []
+        for gres in missing:
+            types = ", ".join(sorted(t for n, t in available if n == gres.name and t))
+            problems.append(
+                (
+                    "gres",
+                    f"{gres.name} type {gres.type} is not available in partition {chosen} "
+                    f"(it has: {types or 'none'})",
+                )
+            )
+        return problems
+
+    async def _gres_by_partition(self) -> dict[str, set[tuple[str, str]]]:
+        result = await self.ssh.run(commands.gres_argv())
+        if result.exit_status != 0:
+            raise SchedulerUnavailable(f"sinfo failed: {result.stderr.strip()}")
+        return parsing.parse_gres(result.text)
 
     async def _directory_problems(self, spec: JobSpec, user: str) -> list[tuple[str, str]]:
         wanted: dict[str, str] = {}
@@ -148,27 +168,33 @@ class SlurmAdapter:
                 wanted.setdefault(posixpath.dirname(path), field)
         if spec.working_dir is not None:
             wanted.setdefault(spec.working_dir, "working_dir")
-        dirs = [d for d in wanted if "%" not in d]
+        # %x and %u are known before submission; a folder naming the job id is not, and is
+        # left to Slurm (which creates it since 23.02).
+        known = {_name_and_user(d, spec.name, user): field for d, field in wanted.items()}
+        dirs = [d for d in known if "%" not in d]
         if not dirs:
             return []
         result = await self.ssh.run(commands.ensure_dirs_argv(dirs), as_user=user)
         bad = [line for line in result.text.splitlines() if line]
-        return [(wanted[d], f"directory {d} cannot be created or is not writable") for d in bad]
+        return [(known[d], f"directory {d} cannot be created or is not writable") for d in bad]
 
-    async def _test_only_problems(self, spec: JobSpec, user: str) -> list[tuple[str, str]]:
+    async def _test_only_problems(
+        self, spec: JobSpec, user: str
+    ) -> tuple[list[tuple[str, str]], str]:
+        """sbatch --test-only's verdict: the plain problem, and sbatch's own words."""
         if self.rest is not None:
-            return []
+            return [], ""
         argv = commands.sbatch_argv(spec, test_only=True)
         result = await self.ssh.run(argv, as_user=user, stdin=spec.script)
         if result.exit_status == 0:
-            return []
-        return [("submission", classify_sbatch_error(result.stderr).message)]
+            return [], ""
+        raw = result.stderr.strip()
+        return [("submission", classify_sbatch_error(raw).message)], raw
 
     async def queue(self) -> list[JobInfo]:
         """Every job in slurmctld's memory, from one squeue (or one REST) call."""
-        if self.rest is not None:
-            payload = await self.rest.call("GET", "jobs")
-            return [job_from_v0038(job) for job in payload.get("jobs", [])]
+        if self.rest_jobs is not None:
+            return await self.rest_jobs.queue()
         result = await self.ssh.run(commands.squeue_argv())
         if result.exit_status != 0:
             raise SchedulerUnavailable(f"squeue failed: {result.stderr.strip()}")
@@ -185,21 +211,23 @@ class SlurmAdapter:
 
     async def cancel(self, job_ids: Sequence[str], as_user: str) -> None:
         """Cancel jobs as the user; PermissionDenied for other users' jobs."""
-        if self.rest is None:
-            await self._control(commands.scancel_argv(job_ids), as_user)
+        if self.rest_jobs is not None and await self.rest_jobs.reports_cancel_failures():
+            await self.rest_jobs.cancel(job_ids, as_user)
             return
-        for job_id in commands.check_job_ids(job_ids):
-            try:
-                await self.rest.call("DELETE", f"job/{job_id}", as_user=as_user)
-            except RestRequestFailed as exc:
-                raise exc.as_control_error() from exc
+        await self._control(commands.scancel_argv(job_ids), as_user)
 
     async def hold(self, job_ids: Sequence[str], as_user: str) -> None:
         """Hold pending jobs as the user."""
+        if self.rest_jobs is not None and await self.rest_jobs.supports_holds():
+            await self.rest_jobs.set_held(job_ids, as_user, held=True)
+            return
         await self._control(commands.hold_argv(job_ids), as_user)
 
     async def release(self, job_ids: Sequence[str], as_user: str) -> None:
         """Release held jobs as the user."""
+        if self.rest_jobs is not None and await self.rest_jobs.supports_holds():
+            await self.rest_jobs.set_held(job_ids, as_user, held=False)
+            return
         await self._control(commands.release_argv(job_ids), as_user)
 
     async def _control(self, argv: list[str], user: str) -> None:
@@ -256,9 +284,8 @@ class SlurmAdapter:
         return ClusterStatus(is_up, detail, (time.perf_counter() - started) * 1000)
 
     async def _probe(self) -> tuple[bool, str]:
-        if self.rest is not None:
-            pings = (await self.rest.call("GET", "ping")).get("pings", [])
-            return any(p.get("ping") == "UP" for p in pings), str(pings)
+        if self.rest_jobs is not None:
+            return await self.rest_jobs.ping()
         result = await self.ssh.run(["scontrol", "ping"])
         return result.exit_status == 0 and "UP" in result.text, result.text.strip()
 
@@ -267,3 +294,23 @@ class SlurmAdapter:
         await self.ssh.close()
         if self.rest is not None:
             await self.rest.close()
+
+
+def _association_problems(spec: JobSpec, associations: list[Association]) -> list[tuple[str, str]]:
+    """The account and QOS ``spec`` asks for against the user's associations."""
+    accounts = {a.account for a in associations}
+    if spec.account is not None and spec.account not in accounts:
+        choices = ", ".join(sorted(accounts)) or "none"
+        return [("account", f"you cannot charge account {spec.account} (yours: {choices})")]
+    if spec.qos is None:
+        return []
+    usable = {q for a in associations if spec.account in (None, a.account) for q in a.qos}
+    if spec.qos in usable:
+        return []
+    choices = ", ".join(sorted(usable)) or "none"
+    return [("qos", f"QOS {spec.qos} does not exist or is not yours to use (yours: {choices})")]
+
+
+def _name_and_user(path: str, name: str, user: str) -> str:
+    """``path`` with Slurm's %x (job name) and %u (user) filled in, as slurmstepd will."""
+    return re.sub(r"%([xu%])", lambda m: {"x": name, "u": user, "%": "%%"}[m[1]], path)

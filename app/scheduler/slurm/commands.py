@@ -71,6 +71,9 @@ SACCT_FIELDS: tuple[str, ...] = (
     "WorkDir",
     "Comment",
     "QOS",
+    # A pending job's priority is 0 while it is held; Slurm 23.02 and later no longer keep
+    # JobHeldUser as its accounting Reason, so the hold is read from here.
+    "Priority",
 )
 
 SINFO_FIELDS: tuple[tuple[str, str], ...] = (
@@ -144,6 +147,15 @@ def _named_options(spec: JobSpec) -> list[str]:
     return [f"{flag}={value}" for flag, value in pairs if value is not None]
 
 
+# sbatch reads a script from stdin only without arguments: with arguments the script goes to a
+# private temporary file first (sbatch sends its content to slurmctld, so the file is removed
+# at once). A constant snippet; options, then the arguments, arrive as positional parameters.
+_SBATCH_WITH_ARGS = (
+    'n=$1; shift; f=$(mktemp) || exit 97; cat > "$f" || { rm -f "$f"; exit 97; }; '
+    'sbatch "${@:1:n}" "$f" "${@:n+1}"; rc=$?; rm -f "$f"; exit $rc'
+)
+
+
 def sbatch_argv(spec: JobSpec, *, test_only: bool = False) -> list[str]:
     """argv for ``sbatch --parsable``; the script itself is sent on stdin.
 
@@ -153,14 +165,17 @@ def sbatch_argv(spec: JobSpec, *, test_only: bool = False) -> list[str]:
     argv: list[str] = []
     if spec.environment:
         argv += ["env", *(f"{key}={value}" for key, value in spec.environment.items())]
-    argv += ["sbatch", "--parsable"]
+    options = ["--parsable"]
     if test_only:
-        argv.append("--test-only")
-    argv += _named_options(spec) + _resource_options(spec)
-    argv.append("--export=ALL" if spec.export_env or spec.environment else "--export=NONE")
+        options.append("--test-only")
+    options += _named_options(spec) + _resource_options(spec)
+    options.append("--export=ALL" if spec.export_env or spec.environment else "--export=NONE")
     if spec.hold:
-        argv.append("--hold")
-    return argv
+        options.append("--hold")
+    if not spec.args:
+        return [*argv, "sbatch", *options]
+    snippet = ["bash", "-c", _SBATCH_WITH_ARGS, "sbatch-with-args", str(len(options))]
+    return [*argv, *snippet, *options, *spec.args]
 
 
 def squeue_argv(user: str | None = None, *, expand_arrays: bool = False) -> list[str]:
@@ -209,8 +224,12 @@ def _utc_text(moment: datetime) -> str:
 
 
 def scancel_argv(job_ids: Sequence[str]) -> list[str]:
-    """argv cancelling the given jobs."""
-    return ["scancel", *check_job_ids(job_ids)]
+    """argv cancelling the given jobs.
+
+    ``--verbose``: without it scancel says nothing and exits 0 for an id slurmctld does not
+    know; with it the refusal ("Invalid job id specified") reaches stderr.
+    """
+    return ["scancel", "--verbose", *check_job_ids(job_ids)]
 
 
 def hold_argv(job_ids: Sequence[str]) -> list[str]:
@@ -227,6 +246,11 @@ def sinfo_argv() -> list[str]:
     """argv for one summary line per partition."""
     fmt = SEP.join(code for _, code in SINFO_FIELDS)
     return [*_UTC, "sinfo", "--noheader", f"--format={fmt}"]
+
+
+def gres_argv() -> list[str]:
+    """argv for one ``partition<SEP>gres`` line per partition and node group."""
+    return [*_UTC, "sinfo", "--noheader", f"--format=%R{SEP}%G"]
 
 
 def associations_argv(user: str) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 
 from app.scheduler.slurm.commands import SACCT_FIELDS, SEP, SINFO_FIELDS, SQUEUE_FIELDS
-from app.scheduler.states import state_from_slurm
+from app.scheduler.states import JobState, state_from_slurm
 from app.scheduler.types import Association, JobInfo, PartitionInfo, Tres
 
 _ABSENT = frozenset({"", "unknown", "none", "n/a", "(null)", "invalid", "not_set"})
@@ -106,6 +106,14 @@ def decode_wait_status(status: int | None) -> tuple[int | None, int | None]:
     return (status >> 8) & 0xFF, (signal or None)
 
 
+def parse_squeue_exit(text: str) -> tuple[int | None, int | None]:
+    """squeue's exit code field: a raw wait status (``768``) up to 22.05, ``3:0`` since 23.02."""
+    value = text.strip()
+    if ":" in value:
+        return parse_exit_code(value)
+    return decode_wait_status(int(value)) if value.isdigit() else (None, None)
+
+
 def split_array_id(job_id: str) -> tuple[str | None, str | None]:
     """``12_3`` -> ("12", "3"); ``12_[4-9%2]`` -> ("12", "[4-9%2]"); plain ids -> (None, None)."""
     match = _ARRAY_ID.fullmatch(job_id)
@@ -174,11 +182,9 @@ def _squeue_job(row: Mapping[str, str]) -> JobInfo:
     array_job_id, array_task_id = split_array_id(job_id)
     reason = _none(row["reason"])
     state = state_from_slurm(row["state"], reason)
-    status = row["exit_status"]
-    exit_code, signal = (
-        decode_wait_status(int(status)) if state.is_terminal and status.isdigit() else (None, None)
-    )
+    exit_code, signal = parse_squeue_exit(row["exit_status"]) if state.is_terminal else (None, None)
     names = {"job_id": job_id, "name": row["name"], "user": row["user"]}
+    stdout_path = _expand(row["stdout"], names, array_job_id, array_task_id)
     return JobInfo(
         job_id=job_id,
         array_job_id=array_job_id,
@@ -201,8 +207,10 @@ def _squeue_job(row: Mapping[str, str]) -> JobInfo:
         name=row["name"],
         comment=_none(row["comment"]),
         work_dir=_none(row["work_dir"]),
-        stdout_path=_expand(row["stdout"], names, array_job_id, array_task_id),
-        stderr_path=_expand(row["stderr"], names, array_job_id, array_task_id),
+        stdout_path=stdout_path,
+        # Without --error, stderr goes to the output file: 22.05 prints that path again,
+        # 23.02 and later print "(null)".
+        stderr_path=_expand(row["stderr"], names, array_job_id, array_task_id) or stdout_path,
         native=dict(row),
     )
 
@@ -241,6 +249,8 @@ def _sacct_job(row: Mapping[str, str], max_rss: int | None) -> JobInfo:
     array_job_id, array_task_id = split_array_id(job_id)
     reason = _none(row["Reason"])
     state = state_from_slurm(row["State"], reason)
+    if state is JobState.QUEUED and row["Priority"] == "0":
+        state = JobState.QUEUED_HELD
     exit_code, signal = parse_exit_code(row["ExitCode"]) if state.is_terminal else (None, None)
     total_cpu = parse_duration(row["TotalCPU"])
     elapsed = row["ElapsedRaw"]
@@ -295,6 +305,30 @@ def parse_sinfo(text: str) -> list[PartitionInfo]:
             )
         )
     return partitions
+
+
+def _gres_kind(item: str) -> tuple[str, str] | None:
+    """``gpu:a100:2(S:0-1)`` → ("gpu", "a100"); ``mps:100`` → ("mps", "")."""
+    parts = item.split("(", 1)[0].strip().split(":")
+    if not parts[0] or is_absent(parts[0]):
+        return None
+    if len(parts) >= 3 or (len(parts) == 2 and not parts[1].isdigit()):
+        return parts[0], parts[1]
+    return parts[0], ""
+
+
+def parse_gres(text: str) -> dict[str, set[tuple[str, str]]]:
+    """``gres_argv()`` output as partition → {(name, type)} of the GRES its nodes have."""
+    found: dict[str, set[tuple[str, str]]] = {}
+    for line in text.splitlines():
+        partition, _, gres = line.partition(SEP)
+        kinds = found.setdefault(partition.strip(), set())
+        # Commas inside the socket list "(S:0,1)" do not separate resources.
+        for item in re.split(r",(?![^(]*\))", gres):
+            kind = _gres_kind(item)
+            if kind is not None:
+                kinds.add(kind)
+    return found
 
 
 def parse_associations(text: str) -> list[Association]:

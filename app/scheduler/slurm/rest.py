@@ -1,11 +1,12 @@
 """slurmrestd transport: keep-alive httpx client, per-user JWTs, version discovery.
 
 slurmrestd in 22.05 reports authentication failures as HTTP 500 and puts details in
-``errors[]`` even on 200, so every response goes through ``_checked``.
+``errors[]`` even on 200, so every response goes through ``read_response``.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,7 +26,9 @@ from app.scheduler.errors import (
     rest_error_texts,
 )
 from app.scheduler.slurm.commands import check_user
-from app.scheduler.slurm.rest_parsing import API_VERSIONS, SUPPORTED_VERSIONS
+from app.scheduler.slurm.rest_versions import choose_version
+
+log = logging.getLogger(__name__)
 
 
 class RestTokens:
@@ -71,15 +74,17 @@ class RestTransport:
         self._version: str | None = None
 
     async def version(self) -> str:
-        """The newest API version both slurmrestd and this library speak."""
+        """The newest API version both slurmrestd and this library speak.
+
+        slurmrestd 23.11+ answers ``/openapi/v3`` only with credentials and lists its paths
+        with a trailing slash; 22.05 lists them without.
+        """
         if self._version is None:
             spec = await self._send("GET", "/openapi/v3", None)
-            paths = spec.get("paths", {})
-            offered = [v for v in API_VERSIONS if f"/slurm/{v}/ping" in paths]
-            usable = [v for v in offered if v in SUPPORTED_VERSIONS]
-            if not usable:
+            chosen, offered = choose_version(spec.get("paths", {}))
+            if chosen is None:
                 raise SchedulerUnavailable(f"no supported slurmrestd API (offers {offered})")
-            self._version = usable[0]
+            self._version = chosen
         return self._version
 
     async def call(
@@ -108,6 +113,8 @@ class RestTransport:
         body: Mapping[str, Any] | None = None,
         params: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
+        if as_user is not None and as_user in self.config.reserved_users:
+            raise PermissionDenied(f"refusing to act as {as_user!r} for a user")
         user = as_user or self.config.service_user
         headers = {"X-SLURM-USER-NAME": user, "X-SLURM-USER-TOKEN": self.tokens.token_for(user)}
         try:
@@ -118,7 +125,7 @@ class RestTransport:
             raise SchedulerTimeout(f"slurmrestd did not answer {path}") from exc
         except httpx.HTTPError as exc:
             raise SchedulerUnavailable(f"cannot reach slurmrestd: {exc}") from exc
-        return _checked(response)
+        return read_response(response)
 
     async def close(self) -> None:
         """Close the HTTP client and its keep-alive connections."""
@@ -140,18 +147,51 @@ class RestRequestFailed(SchedulerError):
         texts = rest_error_texts(errors)
         super().__init__("; ".join(texts) or f"slurmrestd returned HTTP {status}")
 
+    @property
+    def is_auth_failure(self) -> bool:
+        """401 without credentials; 511 (error 1007) for a token of another user."""
+        return self.status in _AUTH_FAILURES
+
     def as_submit_error(self) -> SchedulerError:
         """The SubmitRejected this failure means for a job submission."""
-        if self.status == 401:
-            return PermissionDenied("slurmrestd refused the credentials")
+        if self.is_auth_failure:
+            return PermissionDenied(f"slurmrestd refused the credentials: {self}")
         return classify_rest_errors(self.errors)
 
     def as_control_error(self) -> SchedulerError:
         """The typed error this failure means for cancel/hold/release."""
+        if self.is_auth_failure:
+            return PermissionDenied(f"slurmrestd refused the credentials: {self}")
         return classify_control_error("\n".join(rest_error_texts(self.errors)) or str(self))
 
 
-def _checked(response: httpx.Response) -> dict[str, Any]:
+_AUTH_FAILURES = frozenset({401, 403, 511})
+
+
+def warning_texts(payload: Mapping[str, Any]) -> list[str]:
+    """Slurm's warnings in a response (``warnings[]``), as texts."""
+    items = [w for w in payload.get("warnings") or [] if isinstance(w, dict)]
+    return rest_error_texts(items)
+
+
+def status_errors(payload: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Failures reported per job inside a 200 answer (``status[]`` of DELETE, v0.0.42+).
+
+    Each entry reads ``{"error": {"code", "string", "message"}, "job_id": …}``; a code other
+    than 0 is a failure, turned into the ``errors[]`` shape the classifiers read.
+    """
+    failed = []
+    for item in payload.get("status") or []:
+        error = item.get("error") if isinstance(item, dict) else None
+        if not isinstance(error, dict) or not error.get("code"):
+            continue
+        text = error.get("message") or error.get("string") or f"error {error['code']}"
+        failed.append({"error": str(text), "error_number": error["code"]})
+    return failed
+
+
+def read_response(response: httpx.Response) -> dict[str, Any]:
+    """The decoded body of a successful answer; RestRequestFailed for any failure in it."""
     try:
         payload = response.json()
     except ValueError:
@@ -161,6 +201,16 @@ def _checked(response: httpx.Response) -> dict[str, Any]:
             raise RestRequestFailed(401, [{"error": "Authentication failure"}])
         raise SchedulerUnavailable(f"slurmrestd returned HTTP {response.status_code}")
     errors = [e for e in payload.get("errors", []) if isinstance(e, dict)]
+    errors += status_errors(payload)
+    for text in warning_texts(payload):
+        # Slurm accepted the request but said something about it (an ignored field, a
+        # deprecated option): kept in the log with the request it belongs to.
+        log.warning(
+            "slurmrestd warning for %s %s: %s",
+            response.request.method,
+            response.request.url.path,
+            text,
+        )
     if response.status_code >= 400 or errors:
         raise RestRequestFailed(response.status_code, errors, payload)
     return payload

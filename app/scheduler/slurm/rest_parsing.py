@@ -1,7 +1,9 @@
-"""Pure mapping between slurmrestd v0.0.38 / dbv0.0.38 JSON and the library's types.
+"""Pure mapping between slurmrestd JSON and the library's types.
 
-Exit codes: ``/slurm/v0.0.38`` reports the raw wait status (``code = s >> 8``,
-``signal = s & 0x7f``). ``/slurmdb/v0.0.38`` reports ``SUCCESS/0`` for ordinary non-zero
+Job records of every API version are first upgraded to the newest shape
+(``rest_versions``), then mapped once. ``/slurm/v0.0.38`` reports the raw wait status
+(``code = s >> 8``, ``signal = s & 0x7f``); later versions an exit-code object.
+``/slurmdb/v0.0.38`` reports ``SUCCESS/0`` for ordinary non-zero
 exits in 22.05, so its exit code is only trusted for COMPLETED jobs and signals; otherwise
 it is left unknown (None) and accounting goes through ``sacct`` instead (see ADR 0003).
 """
@@ -12,20 +14,19 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from app.scheduler.slurm.parsing import decode_wait_status, expand_output_path, parse_tres
+from app.scheduler.slurm.parsing import expand_output_path, parse_tres
+from app.scheduler.slurm.rest_versions import number, number_value, upgrade_job
 from app.scheduler.states import JobState, state_from_slurm
 from app.scheduler.types import JobInfo, JobSpec, Tres
 
-API_VERSIONS: tuple[str, ...] = ("v0.0.40", "v0.0.39", "v0.0.38")
-"""Versions probed newest first; only v0.0.38 has a verified payload mapping."""
-
-SUPPORTED_VERSIONS: frozenset[str] = frozenset({"v0.0.38"})
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def _epoch(value: Any) -> datetime | None:
-    if not isinstance(value, int) or value <= 0:
+    seconds = number_value(value)
+    if seconds is None or seconds <= 0:
         return None
-    return datetime.fromtimestamp(value, UTC)
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 def _text(value: Any) -> str | None:
@@ -35,10 +36,10 @@ def _text(value: Any) -> str | None:
     return None if text in ("", "None") else text
 
 
-def _v38_ids(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
+def _ids(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     job_id = str(job["job_id"])
-    array_job = job.get("array_job_id") or 0
-    task = job.get("array_task_id")
+    array_job = number_value(job.get("array_job_id")) or 0
+    task = number_value(job.get("array_task_id"))
     if not array_job:
         return job_id, None, None
     if task is None:
@@ -47,60 +48,89 @@ def _v38_ids(job: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     return f"{array_job}_{task}", str(array_job), str(task)
 
 
-def _v38_paths(
+def _paths(
     job: Mapping[str, Any], array_job_id: str | None, array_task_id: str | None
 ) -> dict[str, str | None]:
-    return {
-        key: expand_output_path(
-            _text(job.get(key)),
+    paths: dict[str, str | None] = {}
+    for key, expanded in (
+        ("standard_output", "stdout_expanded"),
+        ("standard_error", "stderr_expanded"),
+    ):
+        # slurmrestd expands only what it knows; a leftover pattern is expanded here.
+        pattern = _text(job.get(expanded)) or _text(job.get(key))
+        paths[key] = expand_output_path(
+            pattern,
             job_id=str(job["job_id"]),
             name=_text(job.get("name")),
             user=_text(job.get("user_name")),
             array_job_id=array_job_id,
             array_task_id=array_task_id,
         )
-        for key in ("standard_output", "standard_error")
-    }
+    return paths
 
 
-def job_from_v0038(job: Mapping[str, Any]) -> JobInfo:
-    """Map one ``/slurm/v0.0.38/jobs`` (or ``squeue --json``) record onto a JobInfo."""
-    job_id, array_job_id, array_task_id = _v38_ids(job)
+def _state(job: Mapping[str, Any], reason: str | None) -> tuple[JobState, str]:
+    states = [str(s) for s in job.get("job_state") or []]
+    native = ",".join(states)
+    if "COMPLETING" in states[1:]:
+        return JobState.COMPLETING, native
+    return state_from_slurm(states[0] if states else "", reason), native
+
+
+def exit_from_object(exit_obj: Any) -> tuple[int | None, int | None]:
+    """(exit code, signal or None) from a v0.0.40+ exit-code object."""
+    if not isinstance(exit_obj, Mapping):
+        return None, None
+    signal = number_value((exit_obj.get("signal") or {}).get("id"))
+    code = number_value(exit_obj.get("return_code"))
+    if "SIGNALED" in (exit_obj.get("status") or []) and signal:
+        return code or 0, signal
+    return code, None
+
+
+def job_from_rest(raw: Mapping[str, Any], version: str) -> JobInfo:
+    """Map one ``/slurm/<version>/jobs`` (or ``squeue --json``) record onto a JobInfo."""
+    job = upgrade_job(raw, version)
+    job_id, array_job_id, array_task_id = _ids(job)
     reason = _text(job.get("state_reason"))
-    state = state_from_slurm(str(job.get("job_state", "")), reason)
+    state, native_state = _state(job, reason)
     exit_code, signal = (
-        decode_wait_status(job.get("exit_code")) if state.is_terminal else (None, None)
+        exit_from_object(job.get("exit_code")) if state.is_terminal else (None, None)
     )
     start, end = _epoch(job.get("start_time")), _epoch(job.get("end_time"))
-    limit = job.get("time_limit")
-    user, name = _text(job.get("user_name")), _text(job.get("name"))
-    paths = _v38_paths(job, array_job_id, array_task_id)
+    limit = number_value(job.get("time_limit"))
+    paths = _paths(job, array_job_id, array_task_id)
     return JobInfo(
         job_id=job_id,
         array_job_id=array_job_id,
         array_task_id=array_task_id,
         state=state,
-        native_state=str(job.get("job_state", "")),
+        native_state=native_state,
         reason=reason,
         exit_code=exit_code,
         signal=signal,
         submit_time=_epoch(job.get("submit_time")),
         start_time=start,
         end_time=end if state.is_terminal else None,
-        time_limit=timedelta(minutes=limit) if isinstance(limit, int) and limit > 0 else None,
+        time_limit=timedelta(minutes=limit) if limit else None,
         elapsed_seconds=_elapsed(state, start, end),
         alloc=parse_tres(_text(job.get("tres_alloc_str"))),
         nodes=_text(job.get("nodes")),
-        user=user,
+        user=_text(job.get("user_name")),
         account=_text(job.get("account")),
         partition=_text(job.get("partition")),
-        name=name,
+        name=_text(job.get("name")),
         comment=_text(job.get("comment")),
         work_dir=_text(job.get("current_working_directory")),
         stdout_path=paths["standard_output"],
         stderr_path=paths["standard_error"] or paths["standard_output"],
-        native=dict(job),
+        native=dict(raw),
     )
+
+
+def job_from_v0038(job: Mapping[str, Any]) -> JobInfo:
+    """Map one ``/slurm/v0.0.38/jobs`` (or 22.05 ``squeue --json``) record onto a JobInfo."""
+    return job_from_rest(job, "v0.0.38")
 
 
 def _elapsed(state: JobState, start: datetime | None, end: datetime | None) -> int | None:
@@ -182,35 +212,97 @@ def job_from_dbv0038(job: Mapping[str, Any]) -> JobInfo:
     )
 
 
-def submit_payload_v0038(spec: JobSpec, default_cwd: str) -> dict[str, Any]:
-    """The v0.0.38 ``job/submit`` body; environment is a dict and the cwd is always sent."""
-    job: dict[str, Any] = {
-        "name": spec.name,
-        "current_working_directory": spec.working_dir or default_cwd,
-        "environment": dict(spec.environment) or {"PATH": "/usr/local/bin:/usr/bin:/bin"},
-    }
-    optional: dict[str, Any] = {
+def _gres_text(spec: JobSpec, prefix: str = "") -> str:
+    return ",".join(
+        prefix + ":".join(p for p in (g.name, g.type, str(g.count)) if p) for g in spec.gres
+    )
+
+
+def _common_fields(spec: JobSpec) -> dict[str, Any]:
+    return {
         "account": spec.account,
         "partition": spec.partition,
         "qos": spec.qos,
-        "time_limit": spec.time_limit_minutes,
         "cpus_per_task": spec.cpus_per_task,
         "tasks": spec.ntasks,
-        "nodes": spec.nodes,
-        "memory_per_node": spec.memory_mb,
-        "memory_per_cpu": spec.mem_per_cpu_mb,
         "array": spec.array,
         "standard_output": spec.stdout,
         "standard_error": spec.stderr,
         "dependency": spec.dependency,
         "comment": spec.comment,
+    }
+
+
+def submit_payload_v0038(spec: JobSpec, default_cwd: str) -> dict[str, Any]:
+    """The v0.0.38 ``job/submit`` body; environment is a dict and the cwd is always sent.
+
+    Never with script arguments: 22.05's slurmrestd exits on a submission carrying ``argv``.
+    """
+    if spec.args:
+        raise ValueError("v0.0.38 submissions cannot carry script arguments")
+    job: dict[str, Any] = {
+        "name": spec.name,
+        "current_working_directory": spec.working_dir or default_cwd,
+        "environment": dict(spec.environment) or {"PATH": DEFAULT_PATH},
+    }
+    optional: dict[str, Any] = {
+        **_common_fields(spec),
+        "time_limit": spec.time_limit_minutes,
+        "nodes": spec.nodes,
+        "memory_per_node": spec.memory_mb,
+        "memory_per_cpu": spec.mem_per_cpu_mb,
         "begin_time": spec.begin,
     }
     job.update({key: value for key, value in optional.items() if value is not None})
     if spec.gres:
-        job["gres"] = ",".join(
-            ":".join(p for p in (g.name, g.type, str(g.count)) if p) for g in spec.gres
-        )
+        job["gres"] = _gres_text(spec)
     if spec.hold:
         job["hold"] = True
     return {"script": spec.script, "job": job}
+
+
+def submit_payload_v0040(spec: JobSpec, default_cwd: str, *, now: float) -> dict[str, Any]:
+    """The v0.0.40+ ``job/submit`` body: the script inside ``job``, numbers as objects and
+    the environment as ``K=V`` strings (a dict is dropped with only a warning)."""
+    environment = dict(spec.environment) or {"PATH": DEFAULT_PATH}
+    job: dict[str, Any] = {
+        "script": spec.script,
+        "name": spec.name,
+        "current_working_directory": spec.working_dir or default_cwd,
+        "environment": [f"{key}={value}" for key, value in environment.items()],
+    }
+    numbers: dict[str, int | None] = {
+        "time_limit": spec.time_limit_minutes,
+        "memory_per_node": spec.memory_mb,
+        "memory_per_cpu": spec.mem_per_cpu_mb,
+        "begin_time": _begin_epoch(spec.begin, now),
+    }
+    job.update({key: value for key, value in _common_fields(spec).items() if value is not None})
+    job.update({key: number(value) for key, value in numbers.items() if value is not None})
+    if spec.nodes is not None:
+        job["minimum_nodes"] = spec.nodes
+    if spec.args:
+        # slurmstepd replaces argv[0] with the script's path: a placeholder goes there.
+        job["argv"] = ["script", *spec.args]
+    if spec.gres:
+        job["tres_per_node"] = _gres_text(spec, "gres/")
+    if spec.hold:
+        job["hold"] = True
+    return {"job": job}
+
+
+def _begin_epoch(begin: str | None, now: float) -> int | None:
+    """``now+N`` (the only form the library builds) as epoch seconds."""
+    if begin is None:
+        return None
+    offset = begin.removeprefix("now+")
+    if not offset.isdigit():
+        raise ValueError(f"unsupported begin time {begin!r}")
+    return int(now) + int(offset)
+
+
+def submit_payload(spec: JobSpec, default_cwd: str, version: str, *, now: float) -> dict[str, Any]:
+    """The ``job/submit`` body for an API version."""
+    if version == "v0.0.38":
+        return submit_payload_v0038(spec, default_cwd)
+    return submit_payload_v0040(spec, default_cwd, now=now)

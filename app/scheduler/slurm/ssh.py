@@ -126,6 +126,9 @@ class SshTransport:
         ``command_timeout``) raises SchedulerTimeout.
         """
         command = shlex.join(argv)
+        if as_user is not None and as_user in self.config.reserved_users:
+            # A user mapped to the service account would otherwise get its key.
+            raise PermissionDenied(f"refusing to act as {as_user!r} for a user")
         user = as_user or self.config.service_user
         for attempt in (1, 2):
             conn = await self._connection(user)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.users.actor import Actor
 from tests.factories import add_member, as_actor, make_project, make_user
+from tests.slurm_versions import cluster_config, run_on, versions
 
 CLUSTER = "testcluster"
 CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
@@ -36,6 +36,8 @@ class Portal:
     service: JobService
     alice: Actor
     project: Project
+    version: str
+    cluster: str
 
     def request(self, script: str, **fields: object) -> JobRequest:
         return JobRequest(
@@ -65,7 +67,7 @@ class Portal:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            await poll_cluster_once(self.sessionmaker, CLUSTER, self.adapter, grace=grace)
+            await poll_cluster_once(self.sessionmaker, self.cluster, self.adapter, grace=grace)
             row = await self.job(job_id)
             if is_done(row):
                 return row
@@ -76,57 +78,59 @@ class Portal:
 
 @pytest.fixture
 async def slurm_adapter() -> AsyncIterator[SchedulerAdapter]:
+    """The host cluster's adapter (for tests that need one cluster, not every version)."""
     adapter = build_adapter(load_clusters(CLUSTERS_FILE)[CLUSTER], "ssh")
     yield adapter
     await adapter.close()
+
+
+@pytest.fixture(params=versions())
+def slurm_version(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
 async def portal(
     sessionmaker: async_sessionmaker[AsyncSession],
     session: AsyncSession,
-    slurm_adapter: SchedulerAdapter,
+    slurm_version: str,
 ) -> AsyncIterator[Portal]:
-    project = await make_project(session, "Physics", slurm_account="physics", cluster=CLUSTER)
-    alice = await make_user(session, "alice", cluster_username="alice", cluster=CLUSTER)
+    config = cluster_config(slurm_version)
+    adapter = build_adapter(config, "ssh")
+    cluster = config.name
+    project = await make_project(session, "Physics", slurm_account="physics", cluster=cluster)
+    alice = await make_user(session, "alice", cluster_username="alice", cluster=cluster)
     await add_member(session, alice, project)
     await session.commit()
-    service = JobService(sessionmaker, {CLUSTER: slurm_adapter})
-    yield Portal(sessionmaker, slurm_adapter, service, await as_actor(session, alice), project)
+    service = JobService(sessionmaker, {cluster: adapter})
+    actor = await as_actor(session, alice)
+    yield Portal(sessionmaker, adapter, service, actor, project, slurm_version, cluster)
     # The cluster is shared: a failed test must not leave its jobs holding the two CPUs.
     async with sessionmaker() as cleanup:
         ids = list(
             await cleanup.scalars(select(Job.slurm_job_id).where(Job.slurm_job_id.is_not(None)))
         )
     if ids:
-        subprocess.run(["scancel", *[str(i) for i in ids]], capture_output=True, check=False)
+        run_on(slurm_version, ["scancel", *[str(i) for i in ids]], check=False)
+    await adapter.close()
 
 
-def sacct_ids_named(name: str) -> list[str]:
+def sacct_ids_named(version: str, name: str) -> list[str]:
     """Allocation ids of every job called ``name`` in Slurm's accounting."""
-    output = subprocess.run(
-        ["sacct", "-X", "-n", "-P", "-a", "-S", "now-1hours", f"--name={name}", "-o", "JobID"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    argv = ["sacct", "-X", "-n", "-P", "-a", "-S", "now-1hours", f"--name={name}", "-o", "JobID"]
+    output = run_on(version, argv, check=True).stdout
     return [line for line in output.split() if line]
 
 
-async def wait_for_sacct_ids_named(name: str, timeout: float = 30) -> list[str]:
+async def wait_for_sacct_ids_named(version: str, name: str, timeout: float = 30) -> list[str]:
     """Accounting lists a job by name a little after ``sacct -j`` already shows it."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not (found := sacct_ids_named(name)) and loop.time() < deadline:
+    while not (found := sacct_ids_named(version, name)) and loop.time() < deadline:
         await asyncio.sleep(1)
     return found
 
 
-def squeue_comment(slurm_id: str) -> str:
-    output = subprocess.run(
-        ["squeue", "-h", "-a", "-t", "all", "-j", slurm_id, "-O", "Comment:100"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return output.strip()
+def squeue_comment(version: str, slurm_id: str) -> str:
+    argv = ["squeue", "-h", "-a", "-t", "all", "-j", slurm_id, "-O", "Comment:100"]
+    return run_on(version, argv, check=True).stdout.strip()

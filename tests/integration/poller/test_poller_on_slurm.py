@@ -15,12 +15,8 @@ from app.jobs import states, submission
 from app.models import ClusterStatus, Job, JobEvent
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
-from tests.integration.poller.conftest import (
-    CLUSTER,
-    Portal,
-    squeue_comment,
-    wait_for_sacct_ids_named,
-)
+from tests.integration.poller.conftest import Portal, squeue_comment, wait_for_sacct_ids_named
+from tests.slurm_versions import DEV_CLUSTER, run_on
 
 pytestmark = pytest.mark.slurm
 
@@ -80,10 +76,10 @@ async def test_lost_phase_c_write_is_attached_by_uuid_without_duplicate(
     attached = await portal.poll_until(
         job_id, lambda row: row.slurm_job_id is not None, 30, Grace(submit=timedelta(0))
     )
-    assert squeue_comment(attached.slurm_job_id or "") == attached.uuid
+    assert squeue_comment(portal.version, attached.slurm_job_id or "") == attached.uuid
     done = await portal.poll_until(job_id, lambda row: states.is_terminal(row.state), 60)
     assert done.state == "completed"
-    assert await wait_for_sacct_ids_named(name) == [attached.slurm_job_id]
+    assert await wait_for_sacct_ids_named(portal.version, name) == [attached.slurm_job_id]
 
 
 async def all_jobs(portal: Portal) -> list[Job]:
@@ -98,33 +94,29 @@ async def test_timeout_and_aged_out_job_get_true_end_states(portal: Portal) -> N
         portal.alice, portal.request("#!/bin/bash\nsleep 600\n", time_limit_minutes=1)
     )
     quick = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nexit 7\n"))
-    await wait_until_gone_from_squeue(quick.slurm_job_id or "", timeout=240)
+    await wait_until_gone_from_squeue(portal.version, quick.slurm_job_id or "", timeout=240)
     aged = await portal.poll_until(quick.id, lambda row: states.is_terminal(row.state), 10)
     assert (aged.state, aged.exit_code) == ("failed", 7)
     done = await portal.poll_until(limited.id, lambda row: states.is_terminal(row.state), 150)
     assert done.state == "timeout"
 
 
-async def wait_until_gone_from_squeue(slurm_id: str, timeout: float) -> None:
+async def wait_until_gone_from_squeue(version: str, slurm_id: str, timeout: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while loop.time() < deadline:
-        listed = subprocess.run(
-            ["squeue", "-h", "-a", "-t", "all", "-j", slurm_id, "-o", "%i"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout
+        argv = ["squeue", "-h", "-a", "-t", "all", "-j", slurm_id, "-o", "%i"]
+        listed = run_on(version, argv, check=False).stdout
         if slurm_id not in listed.split():
             return
         await asyncio.sleep(2)
     pytest.fail(f"job {slurm_id} still in squeue after {timeout} s")
 
 
-def dev_cluster(*args: str) -> None:
+def dev_cluster(version: str, *args: str) -> None:
     # The start-up smoke job would wait behind this test's own job on the two-CPU node.
     done = subprocess.run(
-        ["scripts/dev-cluster", *args],
+        [str(DEV_CLUSTER), *args, "--version", version],
         capture_output=True,
         text=True,
         timeout=180,
@@ -134,14 +126,14 @@ def dev_cluster(*args: str) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
-async def stop_controller() -> None:
-    """Take slurmctld down; ``dev_cluster("up")`` brings it back."""
+async def stop_controller(version: str) -> None:
+    """Take slurmctld down; ``dev_cluster(version, "up")`` brings it back."""
     # `scontrol shutdown slurmctld` stops only the controller, leaving slurmd and slurmdbd up.
-    subprocess.run(["scontrol", "shutdown", "slurmctld"], check=True, capture_output=True)
+    run_on(version, ["scontrol", "shutdown", "slurmctld"], check=True)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 30
     while loop.time() < deadline:
-        ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, check=False)
+        ping = run_on(version, ["scontrol", "ping"], check=False)
         if "DOWN" in ping.stdout:
             return
         await asyncio.sleep(0.5)
@@ -151,7 +143,7 @@ async def stop_controller() -> None:
 async def poll_until_cluster_answers(portal: Portal, timeout: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not (await poll_cluster_once(portal.sessionmaker, CLUSTER, portal.adapter)).is_ok:
+    while not (await poll_cluster_once(portal.sessionmaker, portal.cluster, portal.adapter)).is_ok:
         if loop.time() > deadline:
             pytest.fail(f"cluster still failing after {timeout} s")
         await asyncio.sleep(1)
@@ -159,7 +151,7 @@ async def poll_until_cluster_answers(portal: Portal, timeout: float) -> None:
 
 async def cluster_status(portal: Portal) -> ClusterStatus:
     async with portal.sessionmaker() as session:
-        status = await session.get(ClusterStatus, CLUSTER)
+        status = await session.get(ClusterStatus, portal.cluster)
         assert status is not None
         return status
 
@@ -169,14 +161,14 @@ async def test_unreachable_cluster_is_recorded_and_no_job_turns_terminal(portal:
     job = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nsleep 120\n"))
     before = await portal.poll_until(job.id, lambda row: row.last_seen_at is not None, 30)
     try:
-        await stop_controller()
-        outage = await poll_cluster_once(portal.sessionmaker, CLUSTER, portal.adapter)
+        await stop_controller(portal.version)
+        outage = await poll_cluster_once(portal.sessionmaker, portal.cluster, portal.adapter)
         assert not outage.is_ok
         assert (await portal.job(job.id)).state == before.state
         status = await cluster_status(portal)
         assert status.consecutive_failures >= 1 and status.last_error
     finally:
-        dev_cluster("up")
+        dev_cluster(portal.version, "up")
     await poll_until_cluster_answers(portal, timeout=60)
     assert not states.is_terminal((await portal.job(job.id)).state)
     status = await cluster_status(portal)

@@ -97,3 +97,16 @@ def test_associations_rejects_odd_user_names() -> None:
 def test_format_minutes() -> None:
     assert commands.format_minutes(10_080) == "7-00:00:00"
     assert commands.format_minutes(61) == "0-01:01:00"
+
+
+def test_script_arguments_follow_the_script_file_as_separate_words() -> None:
+    spec = JobSpec(script="#!/bin/bash\n", name="x", args=("a b", "$(id)", "-p"))
+    argv = commands.sbatch_argv(spec, test_only=True)
+    assert argv[:2] == ["bash", "-c"]
+    options = argv[5 : 5 + int(argv[4])]
+    assert options[:2] == ["--parsable", "--test-only"] and "--job-name=x" in options
+    assert argv[5 + int(argv[4]) :] == ["a b", "$(id)", "-p"]
+
+
+def test_without_arguments_the_script_goes_to_sbatch_on_stdin() -> None:
+    assert commands.sbatch_argv(JobSpec(script="#!/bin/bash\n", name="x"))[0] == "sbatch"
