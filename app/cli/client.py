@@ -59,6 +59,9 @@ def _error_from(response: httpx.Response) -> ApiError:
     detail = str(body.get("detail") or response.text[:200] or "request failed")
     for name, message in (body.get("fields") or {}).items():
         detail += f"\n  {name}: {message}"
+    if body.get("raw"):
+        # Slurm's own words, under the plain sentence.
+        detail += "\n  Slurm said: " + str(body["raw"]).strip().replace("\n", "\n    ")
     return ApiError(response.status_code, error_type, detail, body)
 
 

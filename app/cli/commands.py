@@ -10,12 +10,21 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from app.cli import output
+from app.cli import output, script_submit
 from app.cli.client import CliError, PortalClient
 from app.cli.exit_codes import ExitCode, for_final_state
 
 JOB_COLUMNS = ("id", "name", "state", "cluster", "slurm_job_id", "exit_code", "submitted_at")
-JOB_FIELDS = (*JOB_COLUMNS, "uuid", "project_id", "reason", "started_at", "ended_at")
+JOB_FIELDS = (
+    *JOB_COLUMNS,
+    "uuid",
+    "project_id",
+    "reason",
+    "started_at",
+    "ended_at",
+    "end_cause",
+    "end_explanation",
+)
 TEMPLATE_COLUMNS = ("id", "name", "scope", "current_version", "description")
 WAIT_INTERVAL = 2.0
 MAX_WAIT_INTERVAL = 15.0
@@ -96,6 +105,15 @@ def submit(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     return _wait_and_report(client, args, int(job["id"]))
 
 
+def submit_script(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    job = script_submit.submit_script(client, args)
+    if not args.wait:
+        return _emit(args, job, lambda j: print(f"submitted job {j['id']} ({j['state']})"))
+    if not args.json:
+        print(f"submitted job {job['id']}; waiting", file=sys.stderr)
+    return _wait_and_report(client, args, int(job["id"]))
+
+
 def jobs_list(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     params = {"state": args.state, "project_id": args.project, "limit": args.limit}
     body = client.get("/jobs", params)
@@ -169,5 +187,11 @@ def _wait_and_report(client: PortalClient, args: argparse.Namespace, job_id: int
     if job is None:
         print(f"job {job_id} has not ended after {args.timeout:g} s", file=sys.stderr)
         return ExitCode.WAIT_TIMEOUT
-    _emit(args, job, lambda j: print(f"job {j['id']} {j['state']} (exit code {j['exit_code']})"))
+    _emit(args, job, _print_ending)
     return for_final_state(str(job["state"]))
+
+
+def _print_ending(job: dict[str, Any]) -> None:
+    print(f"job {job['id']} {job['state']} (exit code {job['exit_code']})")
+    if job.get("end_explanation") and job["state"] != "completed":
+        print(f"  {job['end_cause']}: {job['end_explanation']}")

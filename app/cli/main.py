@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from app.cli import commands
+from app.cli import commands, script_submit
 from app.cli.client import CliError, PortalClient
 from app.cli.config import ClientConfig, ConfigMissing, load_config, save_config
 from app.cli.exit_codes import EXIT_CODE_HELP, ExitCode
@@ -55,7 +55,11 @@ def _add_template_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
     show = templates.add_parser("show", parents=[shared], help="parameters and script")
     show.add_argument("template", help="template id or name")
     show.set_defaults(run=commands.templates_show)
-    submit = sub.add_parser("submit", parents=[shared], help="submit a job from a template")
+    submit = sub.add_parser(
+        "submit",
+        parents=[shared],
+        help="submit a job from a template (or a script: hpcportal submit job.sh --help)",
+    )
     submit.add_argument("template", help="template id or name")
     submit.add_argument("-p", "--parameter", action="append", default=[], metavar="KEY=VALUE")
     submit.add_argument("--version", type=int, help="template version (default: current)")
@@ -92,8 +96,20 @@ def _configure(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    words = list(argv)
+    json_first = words[:1] == ["--json"]
+    rest = words[1:] if json_first else words
+    if not script_submit.is_script_submission(rest):
+        return build_parser().parse_args(words)
+    args = script_submit.parse(script_submit.build_parser(_json_flag()), rest)
+    args.json = getattr(args, "json", False) or json_first
+    args.command, args.run = "submit", commands.submit_script
+    return args
+
+
 def run(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = _parse(sys.argv[1:] if argv is None else argv)
     if args.command == "configure":
         return _configure(args)
     try:

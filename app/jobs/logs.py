@@ -32,6 +32,7 @@ from app.jobs.states import is_terminal
 from app.models import Job
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import FileUnavailable, InvalidSpec, SchedulerUnavailable
+from app.scheduler.log_paths import PatternValues, expand
 from app.users.actor import Actor
 
 LogStream = Literal["stdout", "stderr"]
@@ -75,27 +76,9 @@ def expand_log_path(template: str, job: Job, username: str) -> str:
     """Replace Slurm's filename patterns (%j, %A, %a, %x, %u, %%) with this job's values."""
     job_id = job.slurm_job_id or ""
     array_id, _, task_id = job_id.partition("_")
-    values = {
-        # An array task's own numeric id is not recorded; %A_%a is what array scripts use.
-        "j": job_id,
-        "A": array_id,
-        "a": task_id or "4294967294",
-        "J": job_id,
-        "x": job.name,
-        "u": username,
-        "%": "%",
-    }
-    out: list[str] = []
-    index = 0
-    while index < len(template):
-        char = template[index]
-        if char == "%" and index + 1 < len(template) and template[index + 1] in values:
-            out.append(values[template[index + 1]])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    # An array task's own numeric id is not recorded; %A_%a is what array scripts use.
+    values = PatternValues(job_id, job.name, username, array_id, task_id)
+    return expand(template, values)
 
 
 def default_log_path(job: Job, stream: LogStream) -> str | None:

@@ -39,3 +39,7 @@ class JobRequest:
     environment: Mapping[str, str] = field(default_factory=dict)
     template_version_id: int | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    args: tuple[str, ...] = ()
+    """Arguments the script receives (``sbatch job.sh ARG…``)."""
+    warnings: tuple[str, ...] = ()
+    """What sbatch would do silently with this script (ignored lines…), kept on the job."""

@@ -9,6 +9,8 @@ Status always comes from the database; nothing here asks Slurm what a job is doi
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -81,6 +83,7 @@ def request_from_job(job: Job, edits: Mapping[str, Any]) -> JobRequest:
     base = JobRequest(
         project_id=job.project_id,
         script=job.script,
+        args=tuple(job.script_args or ()),
         name=job.name,
         partition=job.partition,
         qos=job.qos,
@@ -101,6 +104,12 @@ def request_from_job(job: Job, edits: Mapping[str, Any]) -> JobRequest:
         parameters=dict(job.parameters or {}),
     )
     return dataclasses.replace(base, **dict(edits))
+
+
+def script_digest(job: Job) -> str:
+    """What a person reviewing a job's script saw: the script and the values it receives."""
+    shown = json.dumps([job.script, job.environment or {}], sort_keys=True)
+    return hashlib.sha256(shown.encode()).hexdigest()
 
 
 ControlCall = Callable[[SchedulerAdapter, Sequence[str], str], Awaitable[None]]
@@ -142,6 +151,24 @@ class JobService:
         note = submission.AuditNote("job.submit", origin)
         return await self._submit(actor, request, idempotency_key, note)
 
+    async def check(self, actor: Actor, request: JobRequest) -> None:
+        """Ask the cluster whether it would take ``request``, writing and submitting nothing.
+
+        Raises what ``submit`` raises before its first write (ValidationFailed with Slurm's
+        words in ``raw``, NotFound, Forbidden, ServiceUnavailable). Like ``submit``'s own
+        check, it creates the job's log folders as the user.
+        """
+        async with self._sessionmaker() as session:
+            plan = await self._plan(session, actor, request)
+        await self._preflight(self._adapters.get(plan.project.cluster), plan)
+
+    async def _plan(
+        self, session: AsyncSession, actor: Actor, request: JobRequest
+    ) -> submission.SubmissionPlan:
+        project = await repository.get_project(session, request.project_id)
+        roots = self._log_roots.get(project.cluster if project else "", DEFAULT_LOG_ROOTS)
+        return await submission.plan_submission(session, actor, request, roots)
+
     async def _submit(
         self,
         actor: Actor,
@@ -156,13 +183,13 @@ class JobService:
                 )
                 if existing is not None:
                     return existing
-            project = await repository.get_project(session, request.project_id)
-            roots = self._log_roots.get(project.cluster if project else "", DEFAULT_LOG_ROOTS)
-            plan = await submission.plan_submission(session, actor, request, roots)
+            plan = await self._plan(session, actor, request)
         adapter = self._adapters.get(plan.project.cluster)
         await self._preflight(adapter, plan)
         row = submission.new_job_row(plan, actor, request, idempotency_key)
-        job, is_new = await submission.insert_submitting_row(self._sessionmaker, row, note)
+        job, is_new = await submission.insert_submitting_row(
+            self._sessionmaker, row, note, request.warnings
+        )
         if not is_new:
             return job
         return await self._hand_over(adapter, job, plan)
@@ -172,6 +199,11 @@ class JobService:
             await adapter.preflight(plan.spec, plan.username)
         except PreflightFailed as error:
             raise submission.preflight_failure(error) from error
+        except PermissionDenied as error:
+            raise Forbidden(
+                f"The portal does not act as {plan.username} on {plan.project.cluster}: "
+                "it is a service or system account. Ask an administrator to map yours."
+            ) from error
         except SchedulerUnavailable as error:
             raise ServiceUnavailable(f"Cluster {plan.project.cluster} is unreachable.") from error
 
@@ -200,11 +232,22 @@ class JobService:
         idempotency_key: str | None = None,
         *,
         origin: Origin = SYSTEM,
+        reviewed_script: str | None = None,
     ) -> Job:
-        """Submit a copy of a job the actor can see, with ``edits`` to the JobRequest fields."""
+        """Submit a copy of a job the actor can see, with ``edits`` to the JobRequest fields.
+
+        A copy of someone else's job runs their script as the actor, so it needs
+        ``reviewed_script``: the ``script_digest`` of the script the actor was shown.
+        """
         async with self._sessionmaker() as session:
             original = await authz.get_visible_job(session, actor, job_id)
             request = request_from_job(original, edits or {})
+        is_own = original.owner_user_id == actor.user_id
+        if not is_own and reviewed_script != script_digest(original):
+            raise Forbidden(
+                "This job is someone else's: resubmitting runs its script as you. Review the "
+                "script on the job's resubmit page first."
+            )
         note = submission.AuditNote(
             "job.resubmit", origin, {"copy_of": job_id, "edits": sorted(edits or {})}
         )
@@ -220,24 +263,33 @@ class JobService:
         return await self._control("release", actor, job_id, origin)
 
     async def _control(self, action: str, actor: Actor, job_id: int, origin: Origin) -> Job:
-        """Ask Slurm; the state itself changes when the poller sees Slurm's answer."""
+        """Ask Slurm as the actor; the state changes when the poller sees Slurm's answer.
+
+        The portal only decides who may ask (owner, project manager, site admin); Slurm
+        decides who may act (ADR 0005): the owner, a coordinator of the job's account, an
+        operator. A manager who is none of these gets Slurm's refusal in plain words.
+        """
         is_allowed, call = _ACTIONS[action]
         async with self._sessionmaker() as session:
             job = await authz.get_actionable_job(session, actor, job_id)
-            owner_name = await repository.get_cluster_username(
-                session, job.owner_user_id, job.cluster
-            )
-        if job.slurm_job_id is None or owner_name is None or not is_allowed(job.state):
+            actor_name = await repository.get_cluster_username(session, actor.user_id, job.cluster)
+        if job.slurm_job_id is None or not is_allowed(job.state):
             shown = job.state.replace("_", " ")
             raise Conflict(f"A job that is {shown} cannot be {_PAST[action]}.")
-        # The portal has authorized the actor; Slurm is asked as the owner so its own
-        # permission check (owner only) does not refuse managers and admins.
+        if actor_name is None:
+            raise Forbidden(
+                f"You have no account on cluster {job.cluster}, so Slurm cannot be asked to "
+                f"{action} this job on your behalf."
+            )
         try:
-            await call(self._adapters.get(job.cluster), [job.slurm_job_id], owner_name)
+            await call(self._adapters.get(job.cluster), [job.slurm_job_id], actor_name)
         except JobNotFound as error:
             raise Conflict("Slurm no longer knows this job; it has probably ended.") from error
         except PermissionDenied as error:
-            raise Forbidden("The cluster refused this action.") from error
+            raise Forbidden(
+                f"Slurm refused to let {actor_name} {action} this job: only its owner, a "
+                "coordinator of its Slurm account or a Slurm operator may."
+            ) from error
         except SchedulerUnavailable as error:
             raise ServiceUnavailable(f"Cluster {job.cluster} is unreachable.") from error
         async with unit_of_work(self._sessionmaker) as session:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from app.jobs import repository, states
 from app.jobs.requests import JobRequest
 from app.models import Job, Project
 from app.scheduler.errors import InvalidSpec, PreflightFailed, SubmitRejected
+from app.scheduler.log_paths import check_expanded_paths
 from app.scheduler.types import Gres, JobSpec
 from app.scheduler.validation import validate_spec
 from app.users.actor import Actor
@@ -64,6 +65,7 @@ def build_spec(request: JobRequest, project: Project, job_uuid: str) -> JobSpec:
         stderr=request.stderr_path,
         environment=dict(request.environment),
         comment=job_uuid,
+        args=tuple(request.args),
     )
 
 
@@ -76,6 +78,7 @@ def new_job_row(plan: SubmissionPlan, owner: Actor, request: JobRequest, key: st
         template_version_id=request.template_version_id,
         parameters=dict(request.parameters),
         script=request.script,
+        script_args=list(request.args) or None,
         idempotency_key=key,
         name=request.name,
         state=states.SUBMITTING,
@@ -116,6 +119,7 @@ async def plan_submission(
     spec = build_spec(request, project, job_uuid)
     try:
         validate_spec(spec, log_roots)
+        check_expanded_paths(spec, username, log_roots)
     except InvalidSpec as error:
         raise ValidationFailed(str(error), {error.field: error.message}) from error
     return SubmissionPlan(project, username, spec, job_uuid)
@@ -123,7 +127,7 @@ async def plan_submission(
 
 def preflight_failure(error: PreflightFailed) -> ValidationFailed:
     fields = {field: message for field, message in error.problems}
-    return ValidationFailed("The cluster would refuse this job: " + str(error), fields)
+    return ValidationFailed("The cluster would refuse this job: " + str(error), fields, error.raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +140,10 @@ class AuditNote:
 
 
 async def insert_submitting_row(
-    sessionmaker: async_sessionmaker[AsyncSession], row: Job, note: AuditNote
+    sessionmaker: async_sessionmaker[AsyncSession],
+    row: Job,
+    note: AuditNote,
+    warnings: Sequence[str] = (),
 ) -> tuple[Job, bool]:
     """Phase (a). Returns (row, is_new); a concurrent retry with the same key gets the winner's.
 
@@ -154,6 +161,15 @@ async def insert_submitting_row(
                 reason="submission started",
                 source="submit",
             )
+            for warning in warnings:
+                repository.add_event(
+                    session,
+                    row.id,
+                    states.SUBMITTING,
+                    states.SUBMITTING,
+                    reason=f"warning: {warning}"[:255],
+                    source="submit",
+                )
             await record_action(
                 session,
                 row.owner_user_id,

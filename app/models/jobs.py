@@ -70,6 +70,8 @@ class Job(Base):
     )
     parameters: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     script: Mapped[str] = mapped_column(Text)
+    # The script's arguments ($1, $2…), as ``sbatch job.sh ARG…`` gives them.
+    script_args: Mapped[list[str] | None] = mapped_column(JSON)
     idempotency_key: Mapped[str | None] = mapped_column(String(128))
     # Text, not a number: array tasks are identified as "<array job id>_<task id>".
     slurm_job_id: Mapped[str | None] = mapped_column(String(32))

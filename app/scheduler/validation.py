@@ -124,6 +124,20 @@ def _check_environment(spec: JobSpec) -> None:
             raise InvalidSpec("environment", f"value of {key} is too long")
 
 
+MAX_ARGS = 256
+MAX_ARG_BYTES = 4096
+
+
+def _check_args(spec: JobSpec) -> None:
+    if len(spec.args) > MAX_ARGS:
+        raise InvalidSpec("args", f"at most {MAX_ARGS} arguments")
+    for arg in spec.args:
+        if "\x00" in arg:
+            raise InvalidSpec("args", "an argument contains a NUL character")
+        if len(arg.encode()) > MAX_ARG_BYTES:
+            raise InvalidSpec("args", f"an argument is longer than {MAX_ARG_BYTES} bytes")
+
+
 def _check_resources(spec: JobSpec) -> None:
     _check_positive("time_limit", spec.time_limit_minutes, MAX_TIME_MINUTES)
     _check_positive("cpus_per_task", spec.cpus_per_task, 4096)
@@ -158,3 +172,4 @@ def validate_spec(spec: JobSpec, roots: Iterable[str]) -> None:
     _check_path("stderr", spec.stderr, allowed)
     _check_resources(spec)
     _check_environment(spec)
+    _check_args(spec)

@@ -20,9 +20,10 @@ from app.errors import ValidationFailed
 from app.job_templates.values import format_duration, format_memory, parse_duration, parse_memory
 from app.jobs import repository, states
 from app.jobs import service as jobs
-from app.jobs.service import JobService
+from app.jobs.service import JobService, script_digest
 from app.models import Job
 from app.models.jobs import JOB_STATES
+from app.params import MAX_ID, PathId, is_plausible_day
 from app.scheduler.errors import SchedulerError
 from app.scheduler.registry import SchedulerRegistry
 from app.templating import is_htmx
@@ -63,13 +64,15 @@ def _parse_filters(
 ) -> HistoryFilters:
     # Empty form fields arrive as "", which means "any" rather than an error.
     def number(value: str | None) -> int | None:
-        return int(value) if value and value.isdigit() else None
+        is_id = value and value.isdigit() and len(value) <= 10 and int(value) <= MAX_ID
+        return int(value) if value and is_id else None
 
     def day(value: str | None) -> date | None:
         try:
-            return date.fromisoformat(value) if value else None
+            parsed = date.fromisoformat(value) if value else None
         except ValueError:
             return None
+        return parsed if parsed is None or is_plausible_day(parsed) else None
 
     return HistoryFilters(
         state=state if state in JOB_STATES else None,
@@ -83,7 +86,7 @@ def _parse_filters(
 
 
 FiltersDep = Annotated[HistoryFilters, Depends(_parse_filters)]
-BeforeDep = Annotated[int | None, Query(ge=1)]
+BeforeDep = Annotated[int | None, Query(ge=1, le=MAX_ID)]
 
 
 async def _history_context(
@@ -155,7 +158,7 @@ def _more_label(suggestion: view.Suggestion | None) -> str | None:
 
 
 async def _detail_context(
-    session: AsyncSession, actor: Actor, job_id: int, csrf_token: str
+    session: AsyncSession, actor: Actor, job_id: PathId, csrf_token: str
 ) -> dict[str, Any]:
     job = await jobs.get_job(session, actor, job_id)
     events = await repository.list_events_for_job(session, job.id)
@@ -185,7 +188,7 @@ async def _detail_context(
 
 @router.get("/jobs/{job_id}", name="job_detail")
 async def job_detail(
-    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: int
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: PathId
 ) -> Response:
     context = await _detail_context(session, actor, job_id, web.csrf_token)
     return page(request, web, "jobs/detail.html", context)
@@ -193,7 +196,7 @@ async def job_detail(
 
 @router.get("/jobs/{job_id}/status", name="job_status")
 async def job_status(
-    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: int
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: PathId
 ) -> Response:
     context = await _detail_context(session, actor, job_id, web.csrf_token)
     return page(request, web, "jobs/detail.html", context, block="job_status")
@@ -233,7 +236,7 @@ async def resubmit_form(
     session: SessionDep,
     actor: CurrentUser,
     web: WebContextDep,
-    job_id: int,
+    job_id: PathId,
 ) -> Response:
     """A submit form pre-filled from the job; more memory or time if that is what it lacked."""
     job = await jobs.get_job(session, actor, job_id)
@@ -247,8 +250,19 @@ async def resubmit_form(
         "values": _resubmit_values(job, suggestion),
         "errors": {},
         "csrf_token": web.csrf_token,
+        **_script_review(job, actor),
     }
     return page(request, web, "jobs/resubmit.html", context)
+
+
+def _script_review(job: Any, actor: Actor) -> dict[str, Any]:
+    """What the resubmit page shows of the script that will run as the actor."""
+    return {
+        "script": job.script,
+        "environment": sorted((job.environment or {}).items()),
+        "is_own": job.owner_user_id == actor.user_id,
+        "script_digest": script_digest(job),
+    }
 
 
 def _edits(name: str, time_limit: str, memory: str, cpus: str) -> dict[str, Any]:
@@ -278,17 +292,20 @@ async def resubmit(
     actor: CurrentUser,
     web: WebContextDep,
     service: JobServiceDep,
-    job_id: int,
+    job_id: PathId,
     name: Annotated[str, Form(max_length=200)],
     time_limit: Annotated[str, Form(max_length=32)] = "",
     memory: Annotated[str, Form(max_length=32)] = "",
     cpus: Annotated[str, Form(max_length=8)] = "",
+    reviewed: Annotated[str, Form(alias="script_digest", max_length=64)] = "",
 ) -> Response:
     job = await jobs.get_job(session, actor, job_id)
     await session.commit()
     try:
         edits = _edits(name, time_limit, memory, cpus)
-        new_job = await service.resubmit(actor, job_id, edits, origin=web_origin(request))
+        new_job = await service.resubmit(
+            actor, job_id, edits, origin=web_origin(request), reviewed_script=reviewed
+        )
     except ValidationFailed as error:
         values = {"name": name, "time_limit": time_limit, "memory": memory, "cpus": cpus}
         context = {
@@ -297,6 +314,7 @@ async def resubmit(
             "values": values,
             "errors": error.fields or {"submission": error.detail},
             "csrf_token": web.csrf_token,
+            **_script_review(job, actor),
         }
         return page(request, web, "jobs/resubmit.html", context, status_code=422)
     return redirect(request, f"/jobs/{new_job.id}")
@@ -315,7 +333,7 @@ async def confirm_action(
     session: SessionDep,
     actor: CurrentUser,
     web: WebContextDep,
-    job_id: int,
+    job_id: PathId,
     action: ActionName,
 ) -> Response:
     context = await _detail_context(session, actor, job_id, web.csrf_token)
@@ -331,7 +349,7 @@ async def run_action(
     actor: CurrentUser,
     web: WebContextDep,
     service: JobServiceDep,
-    job_id: int,
+    job_id: PathId,
     action: ActionName,
 ) -> Response:
     """Ask the cluster; the new state shows up once the poller has seen Slurm's answer."""

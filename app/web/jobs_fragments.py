@@ -10,6 +10,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.jobs import states
+from app.jobs.end_causes import (
+    ending,
+    format_mb,
+    format_seconds,
+    is_memory_kill,
+    requested_memory_mb,
+    used_memory_mb,
+)
 from app.models import Job, JobEvent
 
 _STATE_LABELS = {
@@ -74,17 +82,6 @@ PENDING_REASONS = {
     "InvalidQOS": "The quality of service is not valid; cancel and resubmit.",
     "BadConstraints": "No node matches the constraints it asks for.",
 }
-_SIGNALS = {
-    6: "it aborted (SIGABRT)",
-    9: "it was killed (SIGKILL)",
-    11: "it crashed with a segmentation fault (SIGSEGV)",
-    15: "it was asked to stop (SIGTERM)",
-}
-_EXIT_CODES = {
-    126: "a command in the script could not be executed (permission denied)",
-    127: "a command in the script was not found",
-}
-MEMORY_KILL_SHARE = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,24 +98,6 @@ def state_badge(state: str) -> StateBadge:
     return StateBadge(state, label, tone, states.is_terminal(state))
 
 
-def format_seconds(seconds: int | None) -> str:
-    if seconds is None:
-        return "—"
-    days, rest = divmod(int(seconds), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    clock = f"{hours}:{minutes:02d}:{secs:02d}"
-    return f"{days}-{clock}" if days else clock
-
-
-def format_mb(megabytes: float | None) -> str:
-    if megabytes is None:
-        return "—"
-    if megabytes >= 1024:
-        return f"{megabytes / 1024:.1f} GB"
-    return f"{megabytes:.0f} MB"
-
-
 def format_time(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
 
@@ -131,57 +110,10 @@ def pending_reason(job: Job) -> str | None:
     return known or f"The scheduler says: {job.reason}."
 
 
-def requested_memory_mb(job: Job) -> int | None:
-    return job.memory_mb or job.alloc_mem_mb
-
-
-def used_memory_mb(job: Job) -> float | None:
-    return job.max_rss_bytes / (1024 * 1024) if job.max_rss_bytes is not None else None
-
-
-def is_memory_kill(job: Job) -> bool:
-    """OUT_OF_MEMORY, or killed by signal 9 while close to (or over) the memory requested."""
-    if job.state == "out_of_memory":
-        return True
-    used, asked = used_memory_mb(job), requested_memory_mb(job)
-    if job.exit_signal != 9 or used is None or not asked:
-        return False
-    return used >= asked * MEMORY_KILL_SHARE
-
-
-def _failure_words(job: Job) -> str:
-    if job.exit_signal:
-        what = _SIGNALS.get(job.exit_signal, f"it was stopped by signal {job.exit_signal}")
-        return f"The job ended because {what}."
-    code = job.exit_code
-    if code:
-        detail = _EXIT_CODES.get(code, "a command in the script failed")
-        return f"The script exited with code {code}: {detail}. Check the error output."
-    return "The job failed. Check its error output."
-
-
 def end_explanation(job: Job) -> str | None:
     """Why a finished job ended, in plain words; None while it has not ended."""
-    if not states.is_terminal(job.state):
-        return None
-    if is_memory_kill(job):
-        used, asked = format_mb(used_memory_mb(job)), format_mb(requested_memory_mb(job))
-        return f"Killed for using more memory than requested (used {used} of {asked})."
-    fixed = {
-        "timeout": "Ran out of time: it was still running when its time limit "
-        f"({format_seconds((job.time_limit_minutes or 0) * 60)}) was reached.",
-        "cancelled": "Cancelled before it finished.",
-        "node_fail": "The node it ran on failed. Resubmitting usually works.",
-        "boot_fail": "The node it was given did not start. Resubmitting usually works.",
-        "preempted": "Stopped to make room for a higher-priority job.",
-        "deadline": "It could not finish before its deadline.",
-        "submit_failed": f"The cluster refused it: {job.submit_error or 'no reason given'}",
-    }
-    if job.state in fixed:
-        return fixed[job.state]
-    if job.state == "completed" and not job.exit_code and not job.exit_signal:
-        return "Finished successfully."
-    return _failure_words(job)
+    found = ending(job)
+    return found.explanation if found else None
 
 
 @dataclass(frozen=True, slots=True)

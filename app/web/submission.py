@@ -27,3 +27,12 @@ async def submit_job(
     submitted = await service.submit(actor, job, idempotency_key, origin=web_origin(request))
     job_id: int = submitted.id
     return job_id
+
+
+async def check_job(request: Request, session: AsyncSession, actor: Actor, job: JobRequest) -> None:
+    """Asks the cluster whether it would take ``job``; raises what a submission would."""
+    service = getattr(request.app.state, "job_service", None)
+    if service is None:
+        raise ServiceUnavailable("Job submission is not enabled on this portal.")
+    await release_connection(session)
+    await service.check(actor, job)

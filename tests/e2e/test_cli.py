@@ -215,3 +215,77 @@ def test_concurrent_submits_with_one_key_make_one_slurm_job(portal: Portal) -> N
     assert len({job["id"] for job in jobs}) == 1
     job = portal.wait_for_state(jobs[0]["id"], {"completed"})
     assert _sacct_count_when_recorded(since, job["uuid"]) == 1
+
+
+TUTORIAL = """#!/bin/bash
+#SBATCH --job-name=cli-{tag}
+#SBATCH --time=00:10:00
+#SBATCH --mem=200M
+#SBATCH --output={folder}/%x-%j.out
+
+echo "first=$1 second=$2 count=$#"
+"""
+
+
+def test_submit_of_a_script_file_runs_it_with_its_arguments_and_overrides(
+    portal: Portal, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    folder = f"/home/alice/portal-cli-{tag}/logs"  # does not exist yet
+    script = tmp_path / "job.sh"
+    script.write_text(TUTORIAL.format(tag=tag, folder=folder))
+    result = portal.cli(
+        "submit",
+        str(script),
+        "-t",
+        "5",
+        "--mem",
+        "300M",
+        "--wait",
+        "--json",
+        "--timeout",
+        str(JOB_DEADLINE),
+        "--",
+        "two words",
+        "$(id)",
+    )
+    assert result.returncode == ExitCode.OK, result.stderr
+    job = json.loads(result.stdout)
+    portal.submitted.append(job["id"])
+    assert (job["name"], job["state"]) == (f"cli-{tag}", "completed")
+    logs = portal.cli("logs", str(job["id"]))
+    assert logs.stdout == "first=two words second=$(id) count=2\n"
+
+
+def test_submit_of_a_script_with_a_typo_names_the_option_and_submits_nothing(
+    portal: Portal, tmp_path: Path
+) -> None:
+    script = tmp_path / "typo.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --ntaks-per-node=4\nsrun hostname\n")
+    result = portal.cli("submit", str(script))
+    assert result.returncode == ExitCode.ERROR
+    assert "line 2: sbatch has no option --ntaks-per-node" in result.stderr
+    assert "did you mean --ntasks-per-node?" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("directive", "plain", "slurm"),
+    [
+        ("--qos=high", "qos: QOS high does not exist or is not yours to use (yours: normal)", None),
+        (
+            "--cpus-per-task=64",
+            "No node in the partition has the requested CPUs, memory or GPUs.",
+            "Slurm said: allocation failure: More processors requested than permitted",
+        ),
+    ],
+)
+def test_submit_of_a_script_the_cluster_refuses_prints_why_and_slurms_words(
+    portal: Portal, tmp_path: Path, directive: str, plain: str, slurm: str | None
+) -> None:
+    script = tmp_path / "elsewhere.sh"
+    script.write_text(f"#!/bin/bash\n#SBATCH {directive}\n#SBATCH --time=5\nhostname\n")
+    result = portal.cli("submit", str(script))
+    assert result.returncode == ExitCode.ERROR
+    assert plain in result.stderr
+    if slurm is not None:
+        assert slurm in result.stderr

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.v1.params import MAX_ID
+from app.jobs.end_causes import EndCause
 
 
 class ErrorOut(BaseModel):
@@ -238,6 +239,17 @@ class SubmitIn(BaseModel):
     time_limit_minutes: int | None = Field(default=None, ge=1, le=525_600)
     cpus_per_task: int | None = Field(default=None, ge=1, le=4096)
     memory_mb: int | None = Field(default=None, ge=1, le=16_777_216)
+    array: str | None = Field(default=None, max_length=255)
+    script_name: str | None = Field(
+        default=None,
+        max_length=200,
+        description="With script: its file name, the job name when the script sets none",
+    )
+    args: list[Annotated[str, Field(max_length=4096)]] = Field(
+        default_factory=list,
+        max_length=256,
+        description="With script: the script's arguments ($1, $2…), as in sbatch job.sh ARG…",
+    )
 
 
 class ResubmitIn(BaseModel):
@@ -294,6 +306,14 @@ class JobOut(BaseModel):
     started_at: datetime | None
     ended_at: datetime | None
     submit_error: str | None
+    exit_signal: int | None = None
+    end_cause: EndCause | None = Field(
+        default=None, description="Why the job ended, for programs; null while it runs."
+    )
+    end_explanation: str | None = Field(
+        default=None, description="Why the job ended, in plain words; null while it runs."
+    )
+    time_limit_minutes: int | None = None
 
 
 class JobPageOut(BaseModel):

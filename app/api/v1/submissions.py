@@ -18,12 +18,11 @@ from app.job_templates.context import SubmitContext
 from app.job_templates.render import render
 from app.job_templates.schema import load_schema
 from app.jobs.requests import JobRequest
+from app.jobs.scripts import ScriptJob, overrides_from_options, read_script
 from app.models import JobTemplate, Project, TemplateVersion
 from app.projects import service as projects
 from app.users.actor import Actor
 
-# The site templates' default too: without a known path the output could not be read back.
-RAW_SCRIPT_OUTPUT = "portal-jobs/%x-%j.out"
 ContextFor = Callable[[Project], Awaitable[SubmitContext]]
 
 
@@ -62,18 +61,24 @@ def _with_account(version: TemplateVersion, body: SubmitIn, project: Project) ->
     return {account: project.slurm_account, **body.parameters}
 
 
-def _raw_request(body: SubmitIn, project: Project, home: str | None) -> JobRequest:
+def _script_request(body: SubmitIn, project: Project, home: str) -> JobRequest:
+    """A raw script read as sbatch reads it; the body's fields override its #SBATCH lines."""
     assert body.script is not None
-    return JobRequest(
-        project_id=project.id,
-        script=body.script,
-        name=body.name or "job",
-        partition=body.partition,
-        time_limit_minutes=body.time_limit_minutes,
-        cpus_per_task=body.cpus_per_task,
-        memory_mb=body.memory_mb,
-        stdout_path=f"{home.rstrip('/')}/{RAW_SCRIPT_OUTPUT}" if home else None,
-    )
+    options: list[tuple[str, str | None]] = [
+        (option, str(value))
+        for option, value in (
+            ("job-name", body.name),
+            ("partition", body.partition),
+            ("time", body.time_limit_minutes),
+            ("cpus-per-task", body.cpus_per_task),
+            ("mem", body.memory_mb),
+            ("array", body.array),
+        )
+        if value is not None
+    ]
+    overrides = overrides_from_options(options)
+    job = ScriptJob(project.id, body.script, tuple(body.args), overrides, body.script_name)
+    return read_script(job, project.slurm_account, home).request
 
 
 async def build_request(
@@ -88,6 +93,9 @@ async def build_request(
         detail = "Give either template_id (with parameters) or script, not both."
         raise ValidationFailed(detail, {"template_id": detail})
     if body.template_id is not None:
+        if body.args:
+            detail = "args go with a script; a template takes parameters."
+            raise ValidationFailed(detail, {"args": detail})
         template, version = await _version(session, actor, body.template_id, body.template_version)
         project = await _project(session, actor, body.project_id, template)
         context = await context_for(project)
@@ -95,4 +103,7 @@ async def build_request(
     project = await _project(session, actor, body.project_id, None)
     if not may_submit_raw_script(actor, project):
         raise Forbidden("Only a template can be submitted to this project.")
-    return _raw_request(body, project, (await context_for(project)).home)
+    home = (await context_for(project)).home
+    if home is None:
+        raise ValidationFailed(f"No home directory is known on {project.cluster}.")
+    return _script_request(body, project, home)

@@ -165,10 +165,21 @@ async def test_lost_phase_c_write_is_repaired_by_the_next_poll(
     assert len(fake.jobs) == 1
 
 
-async def test_manager_cancels_a_members_job_as_the_owner(
+async def test_manager_who_is_not_a_slurm_coordinator_gets_slurms_refusal(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
     alice, _, manager, project = await physics(session)
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
+    with pytest.raises(Forbidden, match="Slurm refused to let mgr cancel this job"):
+        await jobs.cancel(await as_actor(session, manager), job.id)
+    assert not fake.jobs["1000"].state.is_terminal
+
+
+async def test_manager_who_coordinates_the_account_cancels_as_themself(
+    session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
+) -> None:
+    alice, _, manager, project = await physics(session)
+    fake.coordinators[project.slurm_account] = {"mgr"}
     job = await jobs.submit(await as_actor(session, alice), request_for(project))
     await jobs.cancel(await as_actor(session, manager), job.id)
     assert fake.jobs["1000"].state.is_terminal

@@ -13,6 +13,7 @@ from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, Subm
 from app.db import release_connection
 from app.deps import SessionDep
 from app.jobs import service as jobs
+from app.jobs.end_causes import ending
 from app.jobs.repository import JobFilters
 from app.jobs.states import is_terminal
 from app.models import JOB_STATES, Job
@@ -30,6 +31,7 @@ IdempotencyKey = Annotated[
 
 
 def job_out(job: Job) -> JobOut:
+    ended = ending(job)
     return JobOut(
         id=job.id,
         uuid=job.uuid,
@@ -49,6 +51,10 @@ def job_out(job: Job) -> JobOut:
         started_at=job.started_at,
         ended_at=job.ended_at,
         submit_error=job.submit_error,
+        exit_signal=job.exit_signal,
+        end_cause=ended.cause if ended else None,
+        end_explanation=ended.explanation if ended else None,
+        time_limit_minutes=job.time_limit_minutes,
     )
 
 

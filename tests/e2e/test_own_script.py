@@ -1,0 +1,71 @@
+"""A researcher pastes the script they already have, in a real browser, on the real cluster."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.test_jobs_flow import STATUS_BADGE, shot, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.slurm, pytest.mark.slow]
+
+TUTORIAL = """#!/bin/bash
+#SBATCH --job-name=paste-{tag}
+#SBATCH --time=00:05:00
+#SBATCH --mem=200M
+#SBATCH --output=/home/alice/portal-web-{tag}/logs/%x-%j.out
+
+arr=(one two three)
+echo "${{#arr[@]}} items, {{{{ braces }}}} kept, first argument: $1"
+"""
+
+
+def test_a_pasted_script_is_checked_then_runs_as_written(page: Any, screenshots: Path) -> None:
+    tag = uuid.uuid4().hex[:8]
+    sign_in(page)
+    page.get_by_role("link", name="Submit a script").click()
+    page.fill("#script", TUTORIAL.format(tag=tag).replace("--time", "--tiem"))
+    expect(page.locator("#directive-errors")).to_contain_text(
+        "sbatch has no option --tiem (did you mean --time?)"
+    )
+    shot(page, screenshots, "script-01-typo-found")
+    page.fill("#script", TUTORIAL.format(tag=tag))
+    expect(page.locator("#directives")).to_contain_text(f"paste-{tag}")
+    expect(page.locator("#directive-errors")).to_have_count(0)
+    page.fill("#args", "hello world")
+    page.get_by_role("button", name="Check with the cluster").click()
+    expect(page.locator("#verdict")).to_contain_text("The cluster would accept this job as it is.")
+    shot(page, screenshots, "script-02-read")
+    page.get_by_role("button", name="Submit job").click()
+    page.wait_for_url(re.compile(r".*/jobs/\d+$"), timeout=60_000)
+    expect(page.locator(STATUS_BADGE)).to_have_text("Completed", timeout=120_000)
+    expect(page.locator("#log-stdout")).to_contain_text(
+        "3 items, {{ braces }} kept, first argument: hello world", timeout=30_000
+    )
+    expect(page.locator(".script-args")).to_contain_text("hello world")
+    shot(page, screenshots, "script-03-completed")
+
+
+def test_a_refused_script_keeps_the_text_and_says_why(page: Any, screenshots: Path) -> None:
+    sign_in(page)
+    page.goto("/submit/script")
+    page.fill("#script", "#!/bin/bash\n#SBATCH --partition=gpu-a100\nhostname\n")
+    page.get_by_role("button", name="Check with the cluster").click()
+    expect(page.locator("#verdict")).to_contain_text(
+        "partition gpu-a100 does not exist (this cluster has: debug, long)"
+    )
+    page.get_by_role("button", name="Submit job").click()
+    errors = page.locator("#form-errors")
+    expect(errors).to_contain_text("The job was not submitted")
+    expect(errors).to_contain_text(
+        "partition gpu-a100 does not exist (this cluster has: debug, long)"
+    )
+    expect(page.locator("#script")).to_have_value(
+        "#!/bin/bash\n#SBATCH --partition=gpu-a100\nhostname\n"
+    )
+    shot(page, screenshots, "script-04-refused")

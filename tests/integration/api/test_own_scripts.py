@@ -1,0 +1,238 @@
+"""Researchers' own sbatch scripts through the API: read, checked and run as they are."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings
+from app.models import Job
+from app.scheduler.fake import FakeScheduler
+from tests.factories import add_member, make_project, make_user
+from tests.integration.api.conftest import World, issue_token, serving
+from tests.slurm_versions import cluster_config, clusters_file, versions
+
+TUTORIAL = """#!/bin/bash
+#SBATCH --job-name=sweep-{tag}
+#SBATCH --partition=debug
+#SBATCH --time=00:05:00
+#SBATCH --cpus-per-task=1
+#SBATCH --mem=200M
+#SBATCH --output={folder}/%x-%j.out
+
+arr=(a b c)
+echo "n=${{#arr[@]}} {{{{ kept }}}} first=$1 second=$2"
+#SBATCH --partition=long
+"""
+
+
+def tutorial(folder: str, tag: str = "t") -> str:
+    return TUTORIAL.format(folder=folder, tag=tag)
+
+
+async def test_a_scripts_directives_are_what_the_portal_stores_and_sends(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    headers = await issue_token(session, world.alice)
+    script = tutorial("/home/alice/runs")
+    body = {"script": script, "project_id": world.physics.id, "args": ["one", "two words"]}
+    response = await client.post("/api/v1/jobs", json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    job = response.json()
+    assert (job["name"], job["partition"]) == ("sweep-t", "debug")
+    [spec] = scheduler.specs.values()
+    assert spec.script == script  # byte for byte: no template syntax read
+    assert spec.args == ("one", "two words")
+    assert (spec.time_limit_minutes, spec.memory_mb, spec.account) == (5, 200, "physics")
+    assert spec.stdout == "/home/alice/runs/%x-%j.out" and spec.stderr is None
+    events = (await client.get(f"/api/v1/jobs/{job['id']}/events", headers=headers)).json()
+    reasons = [e["reason"] or "" for e in events]
+    ignored = "line 11: sbatch ignores #SBATCH lines after the first command"
+    assert any(ignored in r for r in reasons)
+
+
+async def test_body_fields_override_the_script_like_sbatchs_command_line(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    headers = await issue_token(session, world.alice)
+    body = {"script": tutorial("/home/alice/runs"), "project_id": world.physics.id}
+    body |= {"partition": "long", "time_limit_minutes": 30, "name": "renamed"}
+    response = await client.post("/api/v1/jobs", json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    [spec] = scheduler.specs.values()
+    assert (spec.partition, spec.time_limit_minutes, spec.name) == ("long", 30, "renamed")
+
+
+async def test_a_misspelt_directive_is_refused_before_sbatch_with_the_option_named(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    headers = await issue_token(session, world.alice)
+    script = "#!/bin/bash\n#SBATCH --ntaks-per-node=4\nsrun hostname\n"
+    body = {"script": script, "project_id": world.physics.id}
+    response = await client.post("/api/v1/jobs", json=body, headers=headers)
+    assert response.status_code == 422
+    expected = "line 2: sbatch has no option --ntaks-per-node (did you mean --ntasks-per-node?)"
+    assert response.json()["fields"] == {"script": expected}
+    assert "submit" not in scheduler.calls
+
+
+async def test_args_with_a_template_are_refused(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.alice)
+    body = {"template_id": 1, "args": ["x"], "project_id": world.physics.id}
+    response = await client.post("/api/v1/jobs", json=body, headers=headers)
+    assert response.status_code == 422
+    assert "args" in response.json()["fields"]
+
+
+@dataclass
+class OnCluster:
+    """The API on one Slurm version's development cluster, as alice in its physics project."""
+
+    client: httpx.AsyncClient
+    headers: dict[str, str]
+    project_id: int
+    version: str
+
+
+@pytest.fixture(params=versions())
+def slurm_version(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def on_cluster(
+    slurm_version: str, db_url: str, session: AsyncSession
+) -> AsyncIterator[OnCluster]:
+    version = slurm_version
+    cluster = cluster_config(version).name
+    alice = await make_user(session, "alice", cluster_username="alice", cluster=cluster)
+    physics = await make_project(session, "Physics", slurm_account="physics", cluster=cluster)
+    await add_member(session, alice, physics)
+    await session.commit()
+    headers = await issue_token(session, alice)
+    settings = Settings(
+        env="dev",
+        database_url=db_url,
+        clusters_file=clusters_file(version),
+        run_poller_in_web=True,
+        poll_interval=1,
+    )
+    async with serving(settings) as http:
+        yield OnCluster(http, headers, physics.id, version)
+
+
+async def _finished(client: httpx.AsyncClient, headers: dict[str, str], job_id: int) -> Any:
+    for _ in range(240):
+        job = (await client.get(f"/api/v1/jobs/{job_id}", headers=headers)).json()
+        if job["is_finished"]:
+            return job
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"job {job_id} did not finish: {job}")
+
+
+async def _run(on: OnCluster, script: str, args: tuple[str, ...] = ()) -> Any:
+    """Submit ``script`` as alice and return the job once it has ended."""
+    body = {"script": script, "project_id": on.project_id, "args": list(args)}
+    response = await on.client.post("/api/v1/jobs", json=body, headers=on.headers)
+    assert response.status_code == 201, response.text
+    return await _finished(on.client, on.headers, response.json()["id"])
+
+
+@pytest.mark.slurm
+async def test_a_tutorial_script_runs_as_written_with_its_arguments_and_new_log_folder(
+    on_cluster: OnCluster,
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    folder = f"/home/alice/portal-scripts-{tag}/logs"  # does not exist yet
+    job = await _run(on_cluster, tutorial(folder, tag), ("$(id)", "two words"))
+    assert (job["state"], job["exit_code"]) == ("completed", 0)
+    path = f"/api/v1/jobs/{job['id']}/logs/stdout"
+    log = await on_cluster.client.get(path, headers=on_cluster.headers)
+    assert log.status_code == 200, log.text
+    assert log.json()["data"] == "n=3 {{ kept }} first=$(id) second=two words\n"
+
+
+@pytest.mark.slurm
+async def test_an_out_of_memory_kill_is_said_as_one_on_the_api(on_cluster: OnCluster) -> None:
+    # tail keeps the 300 MB "line" in memory while it waits for more input.
+    script = (
+        "#!/bin/bash\n#SBATCH --mem=100M\n#SBATCH --time=2\n"
+        f"#SBATCH --output=/home/alice/portal-scripts-{uuid.uuid4().hex[:8]}/%j.out\n"
+        "(head -c 300M /dev/zero; sleep 60) | tail > /dev/null\n"
+    )
+    job = await _run(on_cluster, script)
+    assert (job["state"], job["exit_signal"], job["end_cause"]) == ("failed", 9, "out_of_memory")
+    assert job["end_explanation"].startswith("Killed for using more memory than requested")
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize(
+    ("directive", "field", "words", "raw"),
+    [
+        (
+            "--partition=gpu-a100",
+            "partition",
+            "partition gpu-a100 does not exist (this cluster has: debug, long)",
+            None,
+        ),
+        (
+            "--qos=high",
+            "qos",
+            "QOS high does not exist or is not yours to use (yours: normal)",
+            None,
+        ),
+        (
+            "--gres=gpu:v100:1",
+            "gres",
+            "gpu type v100 is not available in partition debug (it has: a100)",
+            None,
+        ),
+        (
+            "--cpus-per-task=64",
+            "submission",
+            "No node in the partition has the requested CPUs, memory or GPUs.",
+            "More processors requested than permitted",
+        ),
+    ],
+)
+async def test_a_script_from_another_cluster_is_refused_with_the_choices_and_slurms_words(
+    on_cluster: OnCluster, directive: str, field: str, words: str, raw: str | None
+) -> None:
+    script = f"#!/bin/bash\n#SBATCH {directive}\n#SBATCH --time=5\nhostname\n"
+    body = {"script": script, "project_id": on_cluster.project_id}
+    response = await on_cluster.client.post("/api/v1/jobs", json=body, headers=on_cluster.headers)
+    assert response.status_code == 422, response.text
+    refusal = response.json()
+    assert refusal["fields"][field] == words
+    if raw is not None:
+        assert raw in refusal["raw"]  # sbatch --test-only's own line
+
+
+@pytest.mark.slurm
+async def test_an_array_declared_in_the_script_ends_with_its_tasks(
+    on_cluster: OnCluster, session: AsyncSession
+) -> None:
+    folder = f"/home/alice/portal-scripts-{uuid.uuid4().hex[:8]}"
+    script = (
+        "#!/bin/bash\n#SBATCH --array=1-3%1\n#SBATCH --time=2\n"
+        f"#SBATCH --output={folder}/%A_%a.out\n"
+        'echo "task $SLURM_ARRAY_TASK_ID"\n'
+    )
+    job = await _run(on_cluster, script)
+    assert (job["state"], job["end_cause"]) == ("completed", "completed")
+    rows = await session.scalars(
+        select(Job).where(Job.array_parent_id == job["id"]).order_by(Job.array_task_id)
+    )
+    master = job["slurm_job_id"]
+    tasks = [(row.slurm_job_id, row.state) for row in rows]
+    assert tasks == [(f"{master}_{n}", "completed") for n in (1, 2, 3)]
