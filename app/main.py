@@ -18,8 +18,10 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.types import Scope
 
 from app import api, health, observability
+from app.api import docs as api_docs
 from app.config import Settings, load_cluster_configs, load_settings
 from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
@@ -27,12 +29,14 @@ from app.jobs.service import JobService
 from app.observability.scheduler import InstrumentedRegistry
 from app.poller.runner import run_poller
 from app.scheduler.config import ClusterConfig
-from app.security import SecurityHeadersMiddleware
+from app.security import BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.templating import render
-from app.web import admin, admin_audit, dashboard, logs_stream, tokens, usage
+from app.web import admin, admin_audit, dashboard, logs_stream, render_pool, tokens, usage
 from app.web import jobs as job_pages
 from app.web.auth import WebContextDep
+from app.web.proxies import ForwardedForMiddleware
 from app.web.router import router as web_router
+from app.web.settings import web_settings_of
 
 logger = logging.getLogger(__name__)
 # A poll cycle in flight is allowed to finish and write its transaction before shutdown.
@@ -69,6 +73,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     )
     stop = asyncio.Event()
     poller = _start_poller(settings, sessionmaker, registry, stop)
+    # Ready means previews too: workers importing the portal would otherwise compete with
+    # the first requests for the CPU.
+    await render_pool.warm()
     try:
         yield
     finally:
@@ -105,6 +112,7 @@ async def _stop_poller(task: asyncio.Task[None]) -> None:
 
 def include_routers(app: FastAPI) -> None:
     app.include_router(health.router)
+    app.include_router(api_docs.router)
     api.install(app)
     app.include_router(pages)
     app.include_router(web_router)
@@ -115,6 +123,10 @@ def include_routers(app: FastAPI) -> None:
     app.include_router(tokens.router)
 
 
+def _max_body_bytes(scope: Scope) -> int:
+    return web_settings_of(scope["app"]).max_body_bytes
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the portal; with no ``settings`` they are read from the environment."""
     settings = settings or load_settings()
@@ -122,7 +134,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="HPC Portal",
         lifespan=lifespan,
-        docs_url="/api/docs",
+        docs_url=None,
         openapi_url="/api/openapi.json",
         redoc_url=None,
     )
@@ -131,6 +143,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(SecurityHeadersMiddleware)
     observability.install(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=_max_body_bytes)
+    # Outermost, so every other layer sees the address it resolved.
+    app.add_middleware(ForwardedForMiddleware)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     include_routers(app)
     return app

@@ -23,6 +23,7 @@ from app.scheduler.errors import InvalidSpec
 from app.scheduler.validation import resolve_log_path
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _INTEGER = re.compile(r"[+-]?\d{1,12}")
 _NUMBER = re.compile(r"[+-]?(\d{1,12}(\.\d{0,12})?|\.\d{1,12})([eE][+-]?\d{1,3})?")
 _IDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -58,6 +59,9 @@ def _text(raw: Any) -> str:
     text = str(raw)
     if _CONTROL.search(text):
         raise ValueError("must be a single line without control characters")
+    if _SURROGATE.search(text):
+        # A lone surrogate cannot be encoded for the cluster, so it is refused here.
+        raise ValueError("must be valid Unicode text")
     return text.strip()
 
 

@@ -1,69 +1,60 @@
 """Renders a template version with submitted parameters into a JobRequest.
 
 Resources travel as JobRequest fields (sbatch options), never as ``#SBATCH`` lines made from
-user input. Every value placed in the script goes through ``shlex.quote``; the script is
-rendered in Jinja's sandbox with StrictUndefined, so a typo in a template fails loudly.
+user input. The script language (``script_language``) has references and conditionals only,
+so rendering is linear in the template's size; values reach the script as inert words or as
+quoted references to environment variables (``shell_quoting``), never as shell syntax.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from jinja2 import StrictUndefined, TemplateError
-from jinja2.sandbox import SandboxedEnvironment
 
 from app.errors import ValidationFailed
 from app.job_templates.coerce import GpuRequest, coerce, is_empty
 from app.job_templates.context import SubmitContext
 from app.job_templates.resources import apply_resources, check_partition_time
 from app.job_templates.schema import Parameter, TemplateSchema, load_schema
+from app.job_templates.script_language import Template, TemplateSyntaxError, evaluate, parse
+from app.job_templates.shell_quoting import (
+    QuotedScript,
+    ScriptTooLarge,
+    UnsafePlacement,
+    quote_pieces,
+)
 from app.jobs.requests import JobRequest
 from app.models import Project, TemplateVersion
 
 _JOB_NAME = re.compile(r"[A-Za-z0-9_.+-][A-Za-z0-9_.+ -]{0,127}")
 _SBATCH_WITH_EXPRESSION = re.compile(r"^\s*#SBATCH.*(\{\{|\{%)", re.MULTILINE)
 MAX_SCRIPT_CHARS = 256 * 1024
+# Rendering is linear in the source; this bound keeps one render to a few milliseconds.
+MAX_SOURCE_CHARS = 100_000
 REQUIRED_MESSAGE = "This field is required."
-
-
-def _shell_value(value: Any) -> str:
-    if value is None:
-        return "''"
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return shlex.quote(str(value))
-
-
-def _environment() -> SandboxedEnvironment:
-    # finalize runs on every {{ expression }}, so a template author cannot forget to quote.
-    return SandboxedEnvironment(
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        finalize=_shell_value,
-    )
-
-
-_ENV = _environment()
 
 
 def script_problem(source: str) -> str | None:
     """Why ``source`` cannot be a template script, or None."""
+    problem, _ = _checked(source)
+    return problem
+
+
+def _checked(source: str) -> tuple[str | None, Template | None]:
+    if len(source) > MAX_SOURCE_CHARS:
+        return f"The script must be at most {MAX_SOURCE_CHARS:,} characters.", None
     if "\x00" in source:
-        return "The script must not contain NUL characters."
+        return "The script must not contain NUL characters.", None
     if not source.startswith("#!"):
-        return "The script must start with an interpreter line such as #!/bin/bash."
+        return "The script must start with an interpreter line such as #!/bin/bash.", None
     if _SBATCH_WITH_EXPRESSION.search(source):
-        return "Parameters cannot be used in #SBATCH lines; map them to a resource instead."
+        return "Parameters cannot be used in #SBATCH lines; map them to a resource instead.", None
     try:
-        _ENV.parse(source)
-    except TemplateError as error:
-        return f"Template syntax error: {error.message}"
-    return None
+        return None, parse(source)
+    except TemplateSyntaxError as error:
+        return f"Template syntax error: {error}", None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,20 +106,31 @@ def _script_values(values: Mapping[str, Any]) -> dict[str, Any]:
     return {name: (str(v) if isinstance(v, GpuRequest) else v) for name, v in values.items()}
 
 
-def _render_script(source: str, values: Mapping[str, Any]) -> str:
-    problem = script_problem(source)
-    if problem:
-        raise ValidationFailed("The template's script is broken.", fields={"script": problem})
+def _render_script(source: str, values: Mapping[str, Any]) -> QuotedScript:
+    problem, template = _checked(source)
+    if template is None:
+        raise ValidationFailed("The template's script is broken.", fields={"script": str(problem)})
+    script_values = _script_values(values)
     try:
-        script = _ENV.from_string(source).render(_script_values(values))
-    except TemplateError as error:
+        pieces = evaluate(template, script_values)
+        quoted = quote_pieces(pieces, script_values, MAX_SCRIPT_CHARS)
+    except KeyError as error:
         raise ValidationFailed(
             "The template's script could not be rendered.",
-            fields={"script": f"Template error: {error.message}"},
+            fields={"script": f"Template error: {error.args[0]!r} is not a parameter."},
         ) from None
-    if len(script) > MAX_SCRIPT_CHARS:
+    except ScriptTooLarge:
+        raise ValidationFailed(
+            fields={"script": "The rendered script is larger than 256 KB."}
+        ) from None
+    except UnsafePlacement as error:
+        raise ValidationFailed(
+            "The template's script could not be rendered.",
+            fields={"script": f"Template error: {error}."},
+        ) from None
+    if len(quoted.script) > MAX_SCRIPT_CHARS:
         raise ValidationFailed(fields={"script": "The rendered script is larger than 256 KB."})
-    return script
+    return quoted
 
 
 def _job_name(submitted: Mapping[str, Any], fallback: str) -> tuple[str, str | None]:
@@ -169,10 +171,11 @@ def render(
     errors.update(check_partition_time(schema, coerced.values, context, errors))
     if errors:
         raise ValidationFailed("Some values need fixing.", fields=errors)
-    script = _render_script(version.script, coerced.values)
+    quoted = _render_script(version.script, coerced.values)
     return JobRequest(
         project_id=project.id,
-        script=script,
+        script=quoted.script,
+        environment=quoted.environment,
         name=name,
         template_version_id=version.id,
         parameters=_json_values(coerced.values),

@@ -88,6 +88,24 @@ async def current_version(
     return template, template.current_version
 
 
+async def pinned_version(
+    session: AsyncSession, actor: Actor, template_id: int, number: int | None
+) -> tuple[JobTemplate, TemplateVersion]:
+    """Version ``number`` of the template (the current one when None).
+
+    A submit form names the version it previewed, so a template edited meanwhile cannot
+    change what is submitted behind the submitter's back.
+    """
+    if number is None:
+        return await current_version(session, actor, template_id)
+    template = await get(session, actor, template_id)
+    if not template.is_archived:
+        for version in await repository.list_versions(session, template_id):
+            if version.version == number:
+                return template, version
+    raise NotFound("No such template version.")
+
+
 async def versions(session: AsyncSession, actor: Actor, template_id: int) -> list[TemplateVersion]:
     await get(session, actor, template_id)
     return await repository.list_versions(session, template_id)

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import FormData
 
 from app.deps import SessionDep
 from app.errors import ValidationFailed
@@ -15,11 +16,12 @@ from app.job_templates import service as templates
 from app.job_templates.render import render
 from app.job_templates.schema import TemplateSchema, load_schema
 from app.models import JobTemplate, Project, TemplateVersion
+from app.params import PathId
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
 from app.web.choices import actor_projects, context_for
-from app.web.preview import build_preview
+from app.web.render_pool import render_preview
 from app.web.submission import submit_job
 from app.web.template_forms import submitted_values
 from app.web.views import page, redirect
@@ -81,25 +83,39 @@ async def _form_page(
             p.slurm_account for p in projects if p.slurm_account in choices.accounts
         ]
         if not errors:
-            context["preview"] = build_preview(version, values, project, choices)
+            context["preview"] = await render_preview(version, values, project, choices)
     block = "submit_form" if is_htmx(request) else None
     return page(request, web, "submit/form.html", context, block=block, status_code=status_code)
 
 
 @router.get("/templates/{template_id}/submit", name="template_submit")
 async def submit_page(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
+    template_id: PathId,
 ) -> Response:
     loaded = await templates.current_version(session, actor, template_id)
     return await _form_page(request, session, web, actor, loaded)
 
 
+def _pinned_number(form: FormData) -> int | None:
+    raw = form.get("template_version")
+    return int(raw) if isinstance(raw, str) and raw.isdigit() and len(raw) <= 9 else None
+
+
 @router.post("/templates/{template_id}/submit")
 async def submit(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
+    template_id: PathId,
 ) -> Response:
-    loaded = await templates.current_version(session, actor, template_id)
     form = await request.form()
+    # The version the page previewed, not whatever is current by the time of the POST.
+    loaded = await templates.pinned_version(session, actor, template_id, _pinned_number(form))
     schema = load_schema(loaded[1].parameter_schema)
     values = submitted_values(form, schema)
     try:
@@ -113,9 +129,21 @@ async def submit(
             str(form.get("idempotency_key", "")) or None,
         )
     except ValidationFailed as error:
-        fields = error.fields or {"form": error.detail}
+        fields = _form_fields(schema, error)
         return await _form_page(request, session, web, actor, loaded, values, fields, 422)
     return redirect(request, f"/jobs/{job_id}")
+
+
+def _form_fields(schema: TemplateSchema, error: ValidationFailed) -> dict[str, str]:
+    """The error's fields named as the form names them: a refusal of the job's ``stdout``
+    belongs next to the parameter that sets it, anything else at the top of the form."""
+    shown = {p.name for p in (*schema.parameters, schema.account_parameter())} | {"job_name"}
+    fields: dict[str, str] = {}
+    for name, message in (error.fields or {"form": error.detail}).items():
+        owner = next((p.name for p in schema.parameters if p.maps_to == name), None)
+        target = name if name in shown else owner or "form"
+        fields[target] = f"{fields[target]} {message}" if target in fields else message
+    return fields
 
 
 async def _render_and_submit(
@@ -139,16 +167,22 @@ async def _render_and_submit(
 
 @router.post("/templates/{template_id}/submit/preview", name="template_submit_preview")
 async def submit_preview(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
+    template_id: PathId,
 ) -> Response:
-    template, version = await templates.current_version(session, actor, template_id)
+    form = await request.form()
+    number = _pinned_number(form)
+    template, version = await templates.pinned_version(session, actor, template_id, number)
     schema = load_schema(version.parameter_schema)
-    values = submitted_values(await request.form(), schema)
+    values = submitted_values(form, schema)
     projects = await actor_projects(session, actor)
     project = _chosen_project(projects, schema, values)
     preview = None
     if project is not None:
-        preview = build_preview(
+        preview = await render_preview(
             version, values, project, await context_for(request, session, actor, project)
         )
     return page(

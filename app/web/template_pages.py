@@ -13,6 +13,7 @@ from app.job_templates import service as templates
 from app.job_templates.context import SubmitContext
 from app.job_templates.schema import PARAMETER_TYPES, RESOURCES, load_schema, schema_problems
 from app.models import JobTemplate, Project, TemplateVersion
+from app.params import PathId
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web.auth import (
@@ -23,7 +24,8 @@ from app.web.auth import (
     web_origin,
 )
 from app.web.choices import actor_projects, context_for, example_project
-from app.web.preview import Preview, build_preview
+from app.web.preview import Preview
+from app.web.render_pool import render_preview
 from app.web.template_forms import (
     EditorState,
     apply_row_action,
@@ -93,7 +95,7 @@ async def view_page(
     session: SessionDep,
     web: WebContextDep,
     actor: CurrentUser,
-    template_id: int,
+    template_id: PathId,
     version: int | None = None,
 ) -> Response:
     template = await templates.get(session, actor, template_id)
@@ -111,7 +113,11 @@ async def view_page(
 
 @router.get("/templates/{template_id}/edit", name="template_edit")
 async def edit_page(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
+    template_id: PathId,
 ) -> Response:
     template = await templates.get_for_edit(session, actor, template_id)
     version = template.current_version
@@ -129,7 +135,11 @@ async def edit_page(
 
 @router.post("/templates/{template_id}/edit")
 async def edit(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, template_id: int
+    request: Request,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
+    template_id: PathId,
 ) -> Response:
     template = await templates.get_for_edit(session, actor, template_id)
     form = await request.form()
@@ -157,7 +167,7 @@ async def editor_preview(
 
 @router.post("/templates/{template_id}/clone", name="template_clone")
 async def clone(
-    request: Request, session: SessionDep, actor: CurrentUser, template_id: int
+    request: Request, session: SessionDep, actor: CurrentUser, template_id: PathId
 ) -> Response:
     copy = await templates.clone(session, actor, template_id, origin=web_origin(request))
     return redirect(request, f"/templates/{copy.id}/edit")
@@ -165,7 +175,7 @@ async def clone(
 
 @router.post("/templates/{template_id}/archive", name="template_archive")
 async def archive(
-    request: Request, session: SessionDep, actor: CurrentUser, template_id: int
+    request: Request, session: SessionDep, actor: CurrentUser, template_id: PathId
 ) -> Response:
     await templates.archive(session, actor, template_id, origin=web_origin(request))
     return redirect(request, "/templates?scope=mine")
@@ -192,7 +202,7 @@ async def _editor_preview(
     )
     project, context = await _preview_target(request, session, actor)
     account = load_schema(state.schema()).account_parameter().name
-    return build_preview(version, {account: project.slurm_account}, project, context)
+    return await render_preview(version, {account: project.slurm_account}, project, context)
 
 
 async def _editor(

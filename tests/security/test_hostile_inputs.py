@@ -219,6 +219,8 @@ def test_environment_values_reach_the_job_literally(attempts: Attempts) -> None:
 
     async def submit() -> str:
         try:
+            # Preflight creates the log folder as alice, as every portal submission does.
+            await adapter.preflight(spec, "alice")
             return await adapter.submit(spec, "alice")
         finally:
             await adapter.close()

@@ -84,7 +84,9 @@ async def test_preview_fragment_follows_what_is_typed(
         headers={"HX-Request": "true"},
     )
     assert response.text.lstrip().startswith('<section id="preview"')
-    assert "echo &#39;$(id) `x`&#39;" in response.text
+    # The value travels in the job's environment; the script only refers to it.
+    assert "echo &#34;${PORTAL_PARAM_message}&#34;" in response.text
+    assert "env &#39;PORTAL_PARAM_message=$(id) `x`&#39; sbatch" in response.text
 
 
 async def test_time_over_the_partition_limit_is_shown_next_to_the_field(
@@ -147,7 +149,8 @@ async def test_valid_submission_goes_to_the_job_page(
     spec = next(iter(fake.specs.values()))
     assert spec.account == "physics" and spec.partition == "debug"
     assert spec.stdout == "/home/alice/portal-jobs/%x-%j.out"
-    assert "echo 'it'\"'\"'s $HOME'" in spec.script
+    assert 'echo "${PORTAL_PARAM_message}"' in spec.script
+    assert spec.environment == {"PORTAL_PARAM_message": "it's $HOME"}
 
 
 async def test_htmx_submission_redirects_with_hx_redirect(

@@ -178,7 +178,8 @@ async def test_editor_preview_shows_command_and_quoted_script(
     assert response.status_code == 200
     assert response.text.lstrip().startswith('<section id="preview"')
     assert "sbatch --parsable --job-name=mine --account=physics" in response.text
-    assert "echo &#39;$(reboot)&#39;" in response.text
+    assert "env &#39;PORTAL_PARAM_message=$(reboot)&#39; sbatch" in response.text
+    assert "echo &#34;${PORTAL_PARAM_message}&#34;" in response.text
 
 
 async def test_clone_makes_a_personal_copy_to_edit(

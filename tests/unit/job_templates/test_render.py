@@ -1,4 +1,3 @@
-import shlex
 import subprocess
 from typing import Any
 
@@ -100,9 +99,17 @@ def test_valid_values_become_resources_not_script_lines() -> None:
 def test_hostile_text_reaches_the_script_only_as_one_quoted_word(hostile: str) -> None:
     request = render(version(), {**GOOD, "message": hostile}, project(), CONTEXT)
     echo_line = request.script.splitlines()[2]
-    assert echo_line == f"echo {shlex.quote(hostile)}"
+    # The value is not in the script at all: it travels in the job's environment.
+    assert echo_line == 'echo "${PORTAL_PARAM_message}"'
+    assert request.environment == {"PORTAL_PARAM_message": hostile}
     # The shell itself agrees that the value is one literal argument.
-    result = subprocess.run(["bash", "-c", echo_line], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        ["bash", "-c", echo_line],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", **request.environment},
+    )
     assert result.stdout == hostile + "\n"
 
 
