@@ -9,7 +9,7 @@ from app.models.jobs import JOB_EVENT_SOURCES, JOB_STATES, Job, JobEvent
 from app.models.projects import MEMBERSHIP_ROLES, Membership, Project
 from app.models.usage import AccountingJob, AssociationLimit, UsageDaily, UsageIngestMark
 from app.models.users import User, UserClusterAccount
-from app.models.web_sessions import SignInAttempt as SignInAttempt
+from app.models.web_sessions import SignInCounter as SignInCounter
 from app.models.web_sessions import WebSession as WebSession
 
 __all__ = [

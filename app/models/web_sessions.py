@@ -1,10 +1,10 @@
-"""Server-side browser sessions and the record of sign-in attempts used for throttling."""
+"""Server-side browser sessions and the sign-in counters used for throttling."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, utc_now
@@ -24,16 +24,13 @@ class WebSession(Base):
     expires_at: Mapped[datetime]
 
 
-class SignInAttempt(Base):
-    """A failed sign-in; recent ones per login and per address slow down guessing."""
+class SignInCounter(Base):
+    """Sign-in attempts counted in a fixed window per key (a login, an address or the whole
+    site). Each attempt increments its counters in one atomic upsert before the password is
+    checked, so parallel guesses cannot all slip under the limit."""
 
-    __tablename__ = "sign_in_attempts"
-    __table_args__ = (
-        Index("ix_sign_in_attempts_login_created_at", "login", "created_at"),
-        Index("ix_sign_in_attempts_address_created_at", "address", "created_at"),
-    )
+    __tablename__ = "sign_in_counters"
 
-    id: Mapped[int] = mapped_column(primary_key=True)
-    login: Mapped[str] = mapped_column(String(64))
-    address: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    window_start: Mapped[datetime] = mapped_column(index=True)
+    attempts: Mapped[int]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import Unauthorized
 from app.models import User
@@ -22,9 +22,13 @@ BAD_CREDENTIALS = "That login and password do not match."
 class TooManyAttempts(Unauthorized):
     status_code = 429
 
-    def __init__(self, minutes: int) -> None:
+    def __init__(self, minutes: int, *, is_site_wide: bool = False) -> None:
         unit = "minute" if minutes == 1 else "minutes"
-        super().__init__(f"Too many attempts, try again in {minutes} {unit}.")
+        if is_site_wide:
+            message = f"Too many failed sign-ins on the portal, try again in {minutes} {unit}."
+        else:
+            message = f"Too many attempts, try again in {minutes} {unit}."
+        super().__init__(message)
         self.minutes = minutes
 
 
@@ -41,25 +45,30 @@ async def _password_matches(password_hash: str | None, password: str) -> bool:
     return await asyncio.to_thread(is_password_correct, password_hash, password)
 
 
-async def authenticate(session: AsyncSession, attempt: SignInRequest) -> User:
+async def authenticate(
+    session: AsyncSession,
+    attempt: SignInRequest,
+    *,
+    counters: async_sessionmaker[AsyncSession] | None = None,
+    site_limit: int = throttle.SITE_LIMIT,
+) -> User:
     """The user whose login and password match; refuses while throttled.
 
-    Failures are recorded in the caller's transaction, which must be committed even though
-    this raises, or throttling never engages.
+    The attempt is counted before the password is checked, in its own committed
+    transaction when ``counters`` is given (the web surface), so concurrent guesses are
+    counted one after the other.
     """
     login = attempt.login.strip()
-    state = await throttle.check(session, login, attempt.address)
+    state = await throttle.reserve(session, login, attempt.address, counters, site_limit)
     if state.is_blocked:
-        raise TooManyAttempts(state.retry_minutes)
+        raise TooManyAttempts(state.retry_minutes, is_site_wide=state.is_site_wide)
     user = await repository.get_by_login(session, login) if login else None
     if user is None or not user.is_active:
         await _password_matches(_DUMMY_HASH, attempt.password)
-        await throttle.record_failure(session, login, attempt.address)
         raise Unauthorized(BAD_CREDENTIALS)
     if not await _password_matches(user.password_hash, attempt.password):
-        await throttle.record_failure(session, login, attempt.address)
         raise Unauthorized(BAD_CREDENTIALS)
-    await throttle.forget_failures(session, login)
+    await throttle.succeeded(session, login, attempt.address, counters)
     return user
 
 

@@ -25,6 +25,7 @@ from app.templating import is_htmx
 from app.users import service as users
 from app.users import sessions
 from app.users.actor import Actor
+from app.web.proxies import peer_address
 from app.web.settings import get_web_settings
 
 SESSION_COOKIE = "portal_session"
@@ -74,7 +75,7 @@ def _client_address(request: Request) -> str:
 
 async def _from_proxy(request: Request, session: AsyncSession) -> WebContext | None:
     settings = get_web_settings(request)
-    if not settings.is_trusted_proxy(_client_address(request)):
+    if not settings.is_trusted_proxy(peer_address(request)):
         return None
     login = request.headers.get(settings.trusted_proxy_header)
     if not login:

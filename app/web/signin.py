@@ -20,6 +20,7 @@ from app.web.auth import (
     set_session_cookie,
     web_origin,
 )
+from app.web.settings import get_web_settings
 from app.web.views import page, redirect, safe_next
 
 router = csrf_protected_router()
@@ -43,9 +44,18 @@ async def signin(
 ) -> Response:
     attempt = users.SignInRequest(login=login, password=password, address=client_address(request))
     try:
-        user = await users.authenticate(session, attempt)
+        user = await users.authenticate(
+            session,
+            attempt,
+            counters=request.app.state.sessionmaker,
+            site_limit=get_web_settings(request).signin_site_limit,
+        )
     except Unauthorized as error:
-        # Rendered rather than raised: the failed attempt must be committed to count.
+        # Rendered rather than raised: the audit event must be committed with the request.
+        details = {"login": login.strip()[:64], "status": error.status_code}
+        await audit.record(
+            session, None, "web", "auth.sign_in_failed", None, None, attempt.address, details
+        )
         context = {"next": safe_next(next), "login": login, "error": error.detail}
         return page(request, web, "auth/signin.html", context, status_code=error.status_code)
     token = await sessions.start(session, user.id, replacing=web.session_token)

@@ -139,7 +139,7 @@ async def test_cookie_flags_over_http_and_forced_secure(app: FastAPI, people: Pe
 def test_forwarded_https_from_the_local_proxy_makes_cookies_secure(
     live_portal: PortalProcess,
 ) -> None:
-    """uvicorn believes X-Forwarded-Proto from 127.0.0.1 (its default forwarded-allow-ips)."""
+    """The portal believes X-Forwarded-Proto from its configured proxy (127.0.0.1 here)."""
     with httpx.Client(base_url=live_portal.base_url, timeout=30) as http:
         proxied = {"X-Forwarded-Proto": "https"}
         form = http.get("/signin", headers=proxied)

@@ -2,6 +2,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from app.users.throttle import MAX_ADDRESS_FAILURES
 from app.web.settings import WebSettings
 from tests.integration.web.conftest import People, csrf_from, sign_in
 
@@ -49,11 +50,25 @@ async def test_sixth_failure_within_five_minutes_is_throttled(
     assert "Too many attempts, try again in 5 minutes." in response.text
 
 
+async def test_a_right_password_neither_clears_failures_nor_uses_up_the_limit(
+    client: httpx.AsyncClient, people: People
+) -> None:
+    for _ in range(4):
+        assert (await _post_signin(client, "alice", "wrong")).status_code == 401
+    # Signing in many times costs nothing...
+    for _ in range(8):
+        assert (await _post_signin(client, "alice", "secret-pass")).status_code == 303
+        client.cookies.clear()  # as from another browser
+    # ...and gives no fresh five guesses either.
+    assert (await _post_signin(client, "alice", "wrong")).status_code == 401
+    assert (await _post_signin(client, "alice", "wrong")).status_code == 429
+
+
 async def test_failures_from_one_address_throttle_other_logins(
     client: httpx.AsyncClient, people: People
 ) -> None:
-    for login in ("x1", "x2", "x3", "x4", "x5"):
-        await _post_signin(client, login, "wrong")
+    for index in range(MAX_ADDRESS_FAILURES):
+        assert (await _post_signin(client, f"x{index}", "wrong")).status_code == 401
     response = await _post_signin(client, "bob", "secret-pass")
     assert response.status_code == 429
 
