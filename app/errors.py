@@ -57,9 +57,16 @@ class ValidationFailed(PortalError):
     status_code = 422
     default_detail = "Some values are not valid."
 
-    def __init__(self, detail: str | None = None, fields: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        detail: str | None = None,
+        fields: Mapping[str, str] | None = None,
+        raw: str | None = None,
+    ):
         super().__init__(detail)
         self.fields = dict(fields or {})
+        self.raw = raw or None
+        """What Slurm itself said, when the refusal came from it."""
 
 
 class ServiceUnavailable(PortalError):
@@ -94,6 +101,8 @@ def error_response(
         body: dict[str, Any] = {"error": error.error_type, "detail": error.detail}
         if isinstance(error, ValidationFailed):
             body["fields"] = fields
+            if error.raw:
+                body["raw"] = error.raw
         return JSONResponse(body, status_code=error.status_code, headers=headers)
     context = {"error": error, "status_code": error.status_code, "fields": fields}
     if is_htmx(request):

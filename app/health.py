@@ -12,6 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import ClusterStatus
+from app.web.proxies import is_operations_request
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -37,6 +38,8 @@ async def read_cluster_statuses(session: AsyncSession) -> dict[str, ClusterStatu
 
 @router.get("/healthz", include_in_schema=False)
 async def healthz(request: Request) -> JSONResponse:
+    """``{"status": "ok"}`` for anyone (load balancers); the database and each cluster's
+    last contact and error only for operations networks, since they describe the site."""
     sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     configured: list[str] = list(request.app.state.clusters)
     try:
@@ -44,8 +47,11 @@ async def healthz(request: Request) -> JSONResponse:
             statuses = await read_cluster_statuses(session)
     except (SQLAlchemyError, OSError):
         logger.warning("health check: database unavailable", exc_info=True)
-        body = {"database": "error", "clusters": {}}
+        details = is_operations_request(request)
+        body = {"database": "error", "clusters": {}} if details else {"status": "error"}
         return JSONResponse(body, status_code=503)
+    if not is_operations_request(request):
+        return JSONResponse({"status": "ok"})
     names = sorted(set(configured) | set(statuses))
     clusters = {name: describe_cluster(statuses.get(name)) for name in names}
     return JSONResponse({"database": "ok", "clusters": clusters})

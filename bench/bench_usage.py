@@ -111,6 +111,7 @@ def sacct_text(count: int, day: date) -> str:
             "WorkDir": "/tmp",
             "Comment": "",
             "QOS": "normal",
+            "Priority": "1",
         }
         lines.append(SEP.join(values[field] for field in SACCT_FIELDS))
     return "\n".join(lines)

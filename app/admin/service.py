@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -12,6 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.service import Origin, record
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.models import MEMBERSHIP_ROLES, Membership, Project, User, UserClusterAccount
+from app.tokens.service import revoke_all_tokens
+from app.users import sessions
 from app.users.actor import Actor
 
 _LOGIN = re.compile(r"[a-z][a-z0-9_.-]{0,63}")
@@ -93,19 +95,37 @@ async def set_user_active(
     if user.id == actor.user_id and not is_active:
         raise Conflict("You cannot deactivate your own account.")
     user.is_active = is_active
+    details: dict[str, object] = {"login": user.login}
+    if not is_active:
+        # Reactivation must not bring back what was out there when the account was closed.
+        await sessions.end_all_for_user(session, user.id)
+        details["revoked_tokens"] = await revoke_all_tokens(session, user.id)
     action = "admin.user.activate" if is_active else "admin.user.deactivate"
-    await _audit(session, actor, origin, action, user, login=user.login)
+    await _audit(session, actor, origin, action, user, **details)
     return user
 
 
 async def set_cluster_username(
-    session: AsyncSession, actor: Actor, origin: Origin, user_id: int, cluster: str, username: str
+    session: AsyncSession,
+    actor: Actor,
+    origin: Origin,
+    user_id: int,
+    cluster: str,
+    username: str,
+    reserved: Collection[str] = (),
 ) -> User:
-    """Map the user to ``username`` on ``cluster``; an empty username removes the mapping."""
+    """Map the user to ``username`` on ``cluster``; an empty username removes the mapping.
+
+    ``reserved`` are the cluster's service and system accounts: acting as one of them
+    would give a portal user the portal's own powers (or root's), so they are refused.
+    """
     user = await get_user(session, actor, user_id)
     username = username.strip()
     if username and not _SLURM_NAME.fullmatch(username):
         raise ValidationFailed(fields={"username": "not a valid cluster username"})
+    if username in reserved:
+        message = f"{username} is a service or system account on {cluster}; map a person's account."
+        raise ValidationFailed(message, fields={"username": message})
     existing = await session.scalar(
         select(UserClusterAccount).where(
             UserClusterAccount.user_id == user.id, UserClusterAccount.cluster == cluster

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import logging
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import PlainTextResponse
 
+from app.errors import NotFound
 from app.observability.logs import configure_json_logging
 from app.observability.middleware import ObservabilityMiddleware
 from app.observability.serve import PROMETHEUS_TEXT, metrics_text
+from app.web.proxies import is_operations_request
 
 router = APIRouter()
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics() -> PlainTextResponse:
+async def metrics(request: Request) -> PlainTextResponse:
+    # Route names, error counts and timings describe the site: for monitoring hosts only.
+    if not is_operations_request(request):
+        raise NotFound()
     return PlainTextResponse(metrics_text(), media_type=PROMETHEUS_TEXT)
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, ValidationFailed
 from app.models import Project, UsageDaily
+from app.params import FIRST_DAY, LAST_DAY, is_plausible_day
 from app.users.actor import Actor
 
 GroupBy = Literal["project", "user", "partition"]
@@ -47,6 +48,10 @@ class UsageQuery:
     descending: bool = True
 
     def checked(self) -> UsageQuery:
+        for name in ("start", "end"):
+            if not is_plausible_day(getattr(self, name)):
+                shown = f"{FIRST_DAY.isoformat()} and {LAST_DAY.isoformat()}"
+                raise ValidationFailed(fields={name: f"must be between {shown}"})
         if self.end < self.start:
             raise ValidationFailed(fields={"end": "must not be before the start"})
         if (self.end - self.start).days > MAX_DAYS:

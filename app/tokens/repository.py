@@ -61,3 +61,12 @@ async def record_use_if_stale(
     )
     result = await session.execute(statement)
     return bool(getattr(result, "rowcount", 0))
+
+
+async def revoke_all_for_user(session: AsyncSession, user_id: int, now: datetime) -> int:
+    result = await session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -161,3 +161,8 @@ async def record_use(
     return await repository.record_use_if_stale(
         session, token_id, address, now, now - LAST_USED_RESOLUTION
     )
+
+
+async def revoke_all_tokens(session: AsyncSession, user_id: int) -> int:
+    """Revoke every live token of the user (a deactivated account); how many were live."""
+    return await repository.revoke_all_for_user(session, user_id, utc_now())

@@ -10,6 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from app.admin import service
 from app.deps import ClustersDep, SessionDep
 from app.errors import ValidationFailed
+from app.params import PathId
 from app.templating import render
 from app.web.admin_common import SiteAdmin, page_context, web_origin
 from app.web.auth import WebContextDep, csrf_protected_router
@@ -65,7 +66,7 @@ async def create_user(
 @router.get("/users/{user_id}", name="admin_user")
 async def user_page(
     request: Request,
-    user_id: int,
+    user_id: PathId,
     actor: SiteAdmin,
     web: WebContextDep,
     session: SessionDep,
@@ -80,7 +81,7 @@ async def user_page(
 @router.post("/users/{user_id}/active", name="admin_user_active")
 async def set_active(
     request: Request,
-    user_id: int,
+    user_id: PathId,
     actor: SiteAdmin,
     session: SessionDep,
     is_active: Annotated[bool, Form()] = False,
@@ -92,7 +93,7 @@ async def set_active(
 @router.post("/users/{user_id}/clusters", name="admin_user_cluster")
 async def set_username(
     request: Request,
-    user_id: int,
+    user_id: PathId,
     actor: SiteAdmin,
     session: SessionDep,
     clusters: ClustersDep,
@@ -102,7 +103,8 @@ async def set_username(
     if cluster not in clusters:
         raise ValidationFailed(fields={"cluster": "unknown cluster"})
     origin = web_origin(request)
-    await service.set_cluster_username(session, actor, origin, user_id, cluster, username)
+    reserved = clusters[cluster].reserved_users
+    await service.set_cluster_username(session, actor, origin, user_id, cluster, username, reserved)
     return _back(f"/admin/users/{user_id}")
 
 
@@ -143,7 +145,7 @@ async def create_project(
 
 @router.get("/projects/{project_id}", name="admin_project")
 async def project_page(
-    request: Request, project_id: int, actor: SiteAdmin, web: WebContextDep, session: SessionDep
+    request: Request, project_id: PathId, actor: SiteAdmin, web: WebContextDep, session: SessionDep
 ) -> Response:
     project = await service.get_project(session, actor, project_id)
     members = await service.members_of(session, project.id)
@@ -155,7 +157,7 @@ async def project_page(
 @router.post("/projects/{project_id}/members", name="admin_set_member")
 async def set_member(
     request: Request,
-    project_id: int,
+    project_id: PathId,
     actor: SiteAdmin,
     session: SessionDep,
     user_id: Annotated[int, Form()],
@@ -168,7 +170,7 @@ async def set_member(
 
 @router.post("/projects/{project_id}/members/{user_id}/remove", name="admin_remove_member")
 async def remove_member(
-    request: Request, project_id: int, user_id: int, actor: SiteAdmin, session: SessionDep
+    request: Request, project_id: PathId, user_id: PathId, actor: SiteAdmin, session: SessionDep
 ) -> Response:
     await service.remove_membership(session, actor, web_origin(request), project_id, user_id)
     return _back(f"/admin/projects/{project_id}")

@@ -13,6 +13,7 @@ from app.admin.associations import SlurmState, fetch_slurm_state
 from app.audit import service as audit
 from app.deps import ClustersDep, SessionDep
 from app.errors import ValidationFailed
+from app.params import FIRST_DAY, LAST_DAY
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import build_adapter
 from app.templating import render
@@ -21,7 +22,8 @@ from app.web.auth import WebContextDep, csrf_protected_router
 
 router = csrf_protected_router(prefix="/admin")
 Text = Annotated[str | None, Query()]
-Day = Annotated[date | None, Query()]
+# Beyond these the day-after arithmetic of the filter overflows.
+Day = Annotated[date | None, Query(ge=FIRST_DAY, le=LAST_DAY)]
 
 
 @router.get("/audit", name="admin_audit")

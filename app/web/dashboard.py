@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.deps import SessionDep
 from app.job_templates.values import format_duration
 from app.jobs import repository, states
+from app.jobs.end_causes import format_seconds
 from app.jobs.repository import JobFilters
 from app.models import ClusterStatus, Job, JobTemplate, Project, TemplateVersion
 from app.models.jobs import JOB_STATES
@@ -94,7 +95,7 @@ def _row(listed: repository.JobListRow) -> JobRow:
         project=listed.project_name,
         cluster=job.cluster,
         submitted=view.format_time(job.submitted_at or job.created_at),
-        elapsed=view.format_seconds(job.elapsed_seconds),
+        elapsed=format_seconds(job.elapsed_seconds),
         tasks=tasks,
     )
 

@@ -21,6 +21,7 @@ from app.deps import SessionDep
 from app.errors import PortalError, ValidationFailed
 from app.jobs import logs
 from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogStream
+from app.params import PathId
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContextDep
 from app.web.jobs import get_registry
@@ -53,7 +54,7 @@ def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:
     return offset
 
 
-async def _tail_start(request: Request, actor: Actor, job_id: int, stream: LogStream) -> int:
+async def _tail_start(request: Request, actor: Actor, job_id: PathId, stream: LogStream) -> int:
     probe = await logs.read_log(
         _sessionmaker(request), get_registry(request), actor, job_id, stream, 0, 1
     )
@@ -61,7 +62,7 @@ async def _tail_start(request: Request, actor: Actor, job_id: int, stream: LogSt
 
 
 async def _events(
-    request: Request, actor: Actor, job_id: int, stream: LogStream, start: int | None
+    request: Request, actor: Actor, job_id: PathId, stream: LogStream, start: int | None
 ) -> AsyncIterator[str]:
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     try:
@@ -85,7 +86,7 @@ async def stream_log(
     request: Request,
     session: SessionDep,
     actor: CurrentUser,
-    job_id: int,
+    job_id: PathId,
     stream: LogStream,
     offset: Annotated[int | None, Query(ge=0, le=MAX_OFFSET)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -106,7 +107,7 @@ async def log_page(
     session: SessionDep,
     actor: CurrentUser,
     web: WebContextDep,
-    job_id: int,
+    job_id: PathId,
     stream: LogStream,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_BYTES)] = LOG_PAGE_BYTES,
@@ -130,7 +131,7 @@ async def log_page(
 
 
 async def _whole_file(
-    request: Request, actor: Actor, job_id: int, stream: LogStream
+    request: Request, actor: Actor, job_id: PathId, stream: LogStream
 ) -> AsyncIterator[bytes]:
     offset = 0
     while True:
@@ -145,7 +146,7 @@ async def _whole_file(
 
 @router.get("/jobs/{job_id}/logs/{stream}/download", name="job_log_download")
 async def download_log(
-    request: Request, session: SessionDep, actor: CurrentUser, job_id: int, stream: LogStream
+    request: Request, session: SessionDep, actor: CurrentUser, job_id: PathId, stream: LogStream
 ) -> StreamingResponse:
     """The whole file, streamed page by page so it never sits in memory."""
     await logs.find_log_source(session, actor, job_id, stream)

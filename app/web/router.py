@@ -2,10 +2,11 @@
 
 from fastapi import APIRouter
 
-from app.web import signin, submit_pages, template_pages
+from app.web import script_pages, signin, submit_pages, template_pages
 
 router = APIRouter()
 router.include_router(signin.router)
 # Submit routes first: "/templates/{id}/submit" must not be read as a template page.
 router.include_router(submit_pages.router)
+router.include_router(script_pages.router)
 router.include_router(template_pages.router)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Request
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -19,8 +19,14 @@ class WebSettings(BaseSettings):
     trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
     # Force the Secure flag on cookies even when the app sees plain HTTP behind a proxy.
     secure_cookies: bool = False
+    # Failed sign-ins per five minutes over the whole site before everyone must wait.
+    signin_site_limit: int = Field(default=100, ge=1)
+    # Who may read /metrics and the detailed /healthz on the web port (monitoring hosts).
+    operations_networks: Annotated[tuple[str, ...], NoDecode] = ("127.0.0.1/32", "::1/128")
+    # Largest request body accepted, in bytes; a 1 MiB script as JSON fits.
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
 
-    @field_validator("trusted_proxies", mode="before")
+    @field_validator("trusted_proxies", "operations_networks", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         if isinstance(value, str):
@@ -30,18 +36,35 @@ class WebSettings(BaseSettings):
         return value
 
     def is_trusted_proxy(self, address: str | None) -> bool:
-        if not address or not self.trusted_proxy_header:
+        if not self.trusted_proxy_header:
             return False
-        try:
-            client = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        return any(client in ipaddress.ip_network(p, strict=False) for p in self.trusted_proxies)
+        return self.is_proxy(address)
+
+    def is_operations_address(self, address: str | None) -> bool:
+        return _in_networks(address, self.operations_networks)
+
+    def is_proxy(self, address: str | None) -> bool:
+        """Whether ``address`` is one of the reverse proxies named in PORTAL_TRUSTED_PROXIES."""
+        return _in_networks(address, self.trusted_proxies)
+
+
+def _in_networks(address: str | None, networks: tuple[str, ...]) -> bool:
+    if not address:
+        return False
+    try:
+        client = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(client in ipaddress.ip_network(n, strict=False) for n in networks)
 
 
 def get_web_settings(request: Request) -> WebSettings:
     """The app's WebSettings, read from the environment the first time they are needed."""
-    state = request.app.state
+    return web_settings_of(request.app)
+
+
+def web_settings_of(app: Any) -> WebSettings:
+    state = app.state
     if not hasattr(state, "web_settings"):
         state.web_settings = WebSettings()
     settings: WebSettings = state.web_settings

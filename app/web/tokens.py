@@ -14,6 +14,7 @@ from starlette.datastructures import FormData
 
 from app.deps import SessionDep
 from app.errors import NotFound, ValidationFailed
+from app.params import PathId
 from app.tokens import service as tokens
 from app.tokens.scopes import ADMIN, READ, SUBMIT, grantable_scopes
 from app.users.actor import Actor
@@ -116,7 +117,7 @@ async def create_token(
 
 @router.get("/settings/tokens/{token_id}/revoke", name="token_revoke")
 async def revoke_confirmation(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, token_id: int
+    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, token_id: PathId
 ) -> Response:
     found = [t for t in await tokens.list_tokens(session, actor) if t.id == token_id]
     if not found:
@@ -126,7 +127,7 @@ async def revoke_confirmation(
 
 @router.post("/settings/tokens/{token_id}/revoke")
 async def revoke(
-    request: Request, session: SessionDep, actor: CurrentUser, token_id: int
+    request: Request, session: SessionDep, actor: CurrentUser, token_id: PathId
 ) -> Response:
     await tokens.revoke_token(session, actor, token_id, origin=web_origin(request))
     return redirect(request, "/settings/tokens")

@@ -43,6 +43,7 @@ def safe_next(target: str | None, default: str = "/templates") -> str:
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
         return default
-    if "\\" in target:
+    # Browsers drop tabs and newlines from a Location, which can turn "/\t/x" into "//x".
+    if "\\" in target or any(ord(char) < 32 or ord(char) == 127 for char in target):
         return default
     return target

@@ -100,6 +100,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     logs = tmp_path_factory.mktemp("live-server")
     server_cmd = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
     server_cmd += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+    server_cmd += ["--no-proxy-headers"]
     with (logs / "server.log").open("wb") as server_log:
         server = subprocess.Popen(
             server_cmd, env=env, cwd=ROOT, stdout=server_log, stderr=server_log

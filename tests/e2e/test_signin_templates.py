@@ -105,7 +105,11 @@ def test_alice_previews_and_sees_inline_error(portal_url: str) -> None:
         message = page.get_by_label("Message")
         message.clear()
         message.press_sequentially("typed in the browser $(id)")
-        expect(page.locator("#preview-script")).to_contain_text("'typed in the browser $(id)'")
+        # The value travels in the job's environment; the script only refers to it.
+        expect(page.locator("#preview-command")).to_contain_text(
+            "'PORTAL_PARAM_message=typed in the browser $(id)'"
+        )
+        expect(page.locator("#preview-script")).to_contain_text("${PORTAL_PARAM_message}")
         page.screenshot(path=str(SCREENSHOTS / "submit-preview.png"), full_page=True)
 
         page.get_by_label("Time limit").fill("2:00:00")

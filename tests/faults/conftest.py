@@ -73,6 +73,7 @@ class PortalProcess:
     def start(self) -> None:
         command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--no-access-log"]
+        command += ["--no-proxy-headers"]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, env=self.env, cwd=ROOT, stdout=out, stderr=out)
         wait_for(self.is_up, START_TIMEOUT, "the portal to answer")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from app.db import create_engine, create_sessionmaker
 from app.models import JobTemplate, Project, User
@@ -26,12 +26,16 @@ from app.users.service import actor_for
 from tests.faults.conftest import PortalProcess, seeded_database
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
+PROXY = "127.0.0.1"
+ATTACKER = "127.0.0.2"
 
 
 @pytest.fixture(scope="session")
 def live_portal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PortalProcess]:
     url = seeded_database("security")
     process = PortalProcess(url, tmp_path_factory.mktemp("security") / "portal.log")
+    # 127.0.0.1 plays a reverse proxy; attackers connect from 127.0.0.2 (PROXY, ATTACKER).
+    process.env["PORTAL_TRUSTED_PROXIES"] = PROXY
     process.start()
     try:
         yield process
@@ -98,3 +102,27 @@ async def _ids(url: str, project: str, template: str) -> tuple[int, int]:
 
 def project_and_template(portal: PortalProcess, project: str, template: str) -> tuple[int, int]:
     return asyncio.run(_ids(portal.database_url, project, template))
+
+
+async def _execute(
+    url: str, statement: str, parameters: dict[str, object]
+) -> list[tuple[object, ...]]:
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as conn:
+            result = await conn.execute(text(statement), parameters)
+            return [tuple(row) for row in result] if result.returns_rows else []
+    finally:
+        await engine.dispose()
+
+
+def run_sql(
+    portal: PortalProcess, statement: str, **parameters: object
+) -> list[tuple[object, ...]]:
+    """Runs one statement on the live portal's database, as a site with old data would have it."""
+    return asyncio.run(_execute(portal.database_url, statement, parameters))
+
+
+def user_id(portal: PortalProcess, login: str) -> int:
+    rows = run_sql(portal, "SELECT id FROM users WHERE login = :login", login=login)
+    return int(str(rows[0][0]))

@@ -46,7 +46,8 @@ async def _handle_rejected(request: Request, error: Exception) -> Response:
 async def _handle_preflight(request: Request, error: Exception) -> Response:
     assert isinstance(error, PreflightFailed)
     fields = {field: message for field, message in error.problems}
-    return error_response(request, ValidationFailed("The cluster would refuse this job.", fields))
+    failure = ValidationFailed("The cluster would refuse this job.", fields, error.raw)
+    return error_response(request, failure)
 
 
 async def _handle_invalid_spec(request: Request, error: Exception) -> Response:
