@@ -20,9 +20,9 @@ from app.deps import SessionDep
 from app.errors import ValidationFailed
 from app.jobs import authz
 from app.jobs.requests import JobRequest
-from app.jobs.scripts import ScriptJob, read_script
 from app.models import Project
 from app.scheduler.directives import read_directives
+from app.submissions.service import ScriptSubmission, build_request
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
 from app.web.choices import actor_projects, context_for
@@ -158,11 +158,12 @@ async def _request(
     request: Request, session: AsyncSession, actor: Actor, form: ScriptForm
 ) -> JobRequest:
     project = _project(await actor_projects(session, actor), form.project_id)
-    home = (await context_for(request, session, actor, project)).home
-    if home is None:
-        raise ValidationFailed(f"No home directory is known on {project.cluster}.")
-    job = ScriptJob(project.id, form.script, tuple(form.args), name=form.script_name)
-    return read_script(job, project.slurm_account, home).request
+    submission = ScriptSubmission(
+        form.script, project.id, tuple(form.args), script_name=form.script_name
+    )
+    return await build_request(
+        session, actor, submission, lambda p: context_for(request, session, actor, p)
+    )
 
 
 async def _submit(request: Request, session: AsyncSession, actor: Actor, form: ScriptForm) -> int:

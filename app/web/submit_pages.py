@@ -13,10 +13,10 @@ from starlette.datastructures import FormData
 from app.deps import SessionDep
 from app.errors import ValidationFailed
 from app.job_templates import service as templates
-from app.job_templates.render import render
 from app.job_templates.schema import TemplateSchema, load_schema
 from app.models import JobTemplate, Project, TemplateVersion
 from app.params import PathId
+from app.submissions.service import TemplateSubmission, build_request
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
@@ -155,13 +155,16 @@ async def _render_and_submit(
     values: dict[str, Any],
     idempotency_key: str | None,
 ) -> int:
-    projects = await actor_projects(session, actor)
-    project = _chosen_project(projects, schema, values)
+    # The form chooses the project by its account.
+    project = _chosen_project(await actor_projects(session, actor), schema, values)
     if project is None:
         raise ValidationFailed(
             fields={schema.account_parameter().name: "Choose one of your accounts."}
         )
-    job = render(version, values, project, await context_for(request, session, actor, project))
+    submission = TemplateSubmission(version.template_id, values, version.version, project.id)
+    job = await build_request(
+        session, actor, submission, lambda p: context_for(request, session, actor, p)
+    )
     return await submit_job(request, session, actor, job, idempotency_key)
 
 

@@ -4,12 +4,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, status
 
-from app.api.v1 import submissions
 from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
 from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, encode_cursor
 from app.api.v1.params import PathId
 from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn
+from app.api.v1.submissions import submission_from
 from app.db import release_connection
 from app.deps import SessionDep
 from app.jobs import service as jobs
@@ -17,6 +17,7 @@ from app.jobs.end_causes import ending
 from app.jobs.repository import JobFilters
 from app.jobs.states import is_terminal
 from app.models import JOB_STATES, Job
+from app.submissions.service import build_request
 from app.web.choices import context_for
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
@@ -80,10 +81,10 @@ async def submit_job(
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:
     key = _checked_key(idempotency_key)
-    job_request = await submissions.build_request(
+    job_request = await build_request(
         session,
         principal.actor,
-        body,
+        submission_from(body),
         lambda project: context_for(request, session, principal.actor, project),
     )
     await release_connection(session)
