@@ -19,6 +19,7 @@ from starlette.datastructures import FormData, UploadFile
 from app.deps import SessionDep
 from app.errors import ValidationFailed
 from app.jobs import authz
+from app.jobs.editable import editable_script
 from app.jobs.requests import JobRequest
 from app.models import Project
 from app.scheduler.directives import read_directives
@@ -113,7 +114,8 @@ async def script_page(
     form = ScriptForm()
     if from_job is not None and 0 < from_job < 2**31:
         job = await authz.get_visible_job(session, actor, from_job)
-        form = ScriptForm(job.project_id, job.script, list(job.script_args or []), job.name)
+        script = editable_script(job)
+        form = ScriptForm(job.project_id, script, list(job.script_args or []), job.name)
     return await _page(request, session, web, actor, form)
 
 

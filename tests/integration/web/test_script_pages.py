@@ -14,6 +14,7 @@ from app.jobs.service import JobService
 from app.scheduler.fake import FakeScheduler
 from tests.factories import make_job
 from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.helpers import make_template
 
 Maker = async_sessionmaker[AsyncSession]
 SCRIPT = (
@@ -129,6 +130,46 @@ async def test_edit_and_resubmit_prefills_the_users_own_job_only(
     assert page.status_code == 200
     assert "echo mine\n</textarea>" in page.text and ">a b</textarea>" in page.text
     assert (await client.get(f"/submit/script?from_job={theirs.id}")).status_code == 404
+
+
+async def test_edit_and_resubmit_of_a_template_job_asks_for_what_it_ran_with(
+    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
+    csrf = await sign_in(client, "alice")
+    message = 'it\'s $(id) `x` "quoted"; echo pwned'
+    submitted = await client.post(
+        f"/templates/{template.id}/submit",
+        data={
+            "csrf_token": csrf,
+            "idempotency_key": "first",
+            "job_name": "demo",
+            "account": "physics",
+            "message": message,
+            "partition": "debug",
+            "time_limit": "0:45:00",
+            "output": "~/portal-jobs/%x-%j.out",
+        },
+    )
+    assert submitted.status_code == 303, submitted.text
+    job_id = submitted.headers["location"].rsplit("/", 1)[1]
+    detail = await client.get(f"/jobs/{job_id}")
+    assert f'/submit/script?from_job={job_id}">Edit and resubmit</a>' in detail.text
+    page = await client.get(f"/submit/script?from_job={job_id}")
+    shown = html.unescape(page.text.split('name="script"', 1)[1].split(">", 1)[1])
+    shown = shown.split("</textarea>", 1)[0]
+    assert "#SBATCH --partition=debug\n#SBATCH --time=45\n" in shown
+    assert "export PORTAL_PARAM_message=" in shown
+    [first] = fake.specs.values()
+    again = await client.post("/submit/script", data=form(csrf, people.physics.id, shown))
+    assert again.status_code == 303, again.text
+    second = next(spec for spec in fake.specs.values() if spec is not first)
+    assert second.script == shown  # the text the form showed, byte for byte
+    same = ("name", "partition", "time_limit_minutes", "stdout", "account")
+    assert {f: getattr(second, f) for f in same} == {f: getattr(first, f) for f in same}
+    # The template job ran where sbatch starts (the home directory); the script says so.
+    assert (first.working_dir or "/home/alice") == second.working_dir
+    assert first.environment == {"PORTAL_PARAM_message": message} and not second.environment
 
 
 async def test_the_cluster_check_says_accepted_or_why_not_and_submits_nothing(
