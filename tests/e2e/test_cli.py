@@ -289,3 +289,55 @@ def test_submit_of_a_script_the_cluster_refuses_prints_why_and_slurms_words(
     assert plain in result.stderr
     if slurm is not None:
         assert slurm in result.stderr
+
+
+ENDINGS = {
+    "exit3.sh": (
+        "#!/bin/bash\n#SBATCH --time=2\necho failing\nexit 3\n",
+        ExitCode.JOB_FAILED,
+        "exit_code",
+        "The script exited with code 3: a command in the script failed. Check the error output.",
+    ),
+    # tail keeps the 300 MB "line" in memory while it waits for more input.
+    "oom.sh": (
+        "#!/bin/bash\n#SBATCH --mem=100M\n#SBATCH --time=2\n"
+        "(head -c 300M /dev/zero; sleep 60) | tail > /dev/null\n",
+        ExitCode.JOB_FAILED,
+        "out_of_memory",
+        "Killed for using more memory than requested (used ",
+    ),
+    "timeout.sh": (
+        "#!/bin/bash\n#SBATCH --time=1\nsleep 600\n",
+        ExitCode.JOB_TIMEOUT,
+        "time_limit",
+        "Ran out of time: its time limit (0:01:00) was reached.",
+    ),
+}
+
+
+@pytest.mark.browser
+def test_why_a_script_ended_is_said_by_the_cli_the_api_and_the_job_page(
+    portal: Portal, tmp_path: Path, page: Any, screenshots: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    from tests.e2e.test_jobs_flow import shot, sign_in
+
+    submitted: dict[str, int] = {}
+    for name, (script, *_) in ENDINGS.items():  # all at once: the time-out is paid only once
+        (tmp_path / name).write_text(script)
+        result = portal.cli("submit", str(tmp_path / name), "--json")
+        assert result.returncode == ExitCode.OK, result.stderr
+        submitted[name] = json.loads(result.stdout)["id"]
+        portal.submitted.append(submitted[name])
+    sign_in(page)
+    for name, (_, exit_code, cause, sentence) in ENDINGS.items():
+        job_id = submitted[name]
+        waited = portal.cli("wait", str(job_id), "--timeout", str(JOB_DEADLINE))
+        assert waited.returncode == exit_code, waited.stdout + waited.stderr
+        assert f"  {cause}: {sentence}" in waited.stdout
+        job = portal.job(job_id)
+        assert (job["end_cause"], job["end_explanation"].startswith(sentence)) == (cause, True)
+        page.goto(f"/jobs/{job_id}")
+        expect(page.locator("p.reason")).to_contain_text(f"Outcome: {sentence}")
+        shot(page, screenshots, f"script-ended-{cause}")
