@@ -11,6 +11,8 @@ from fastapi import Request
 from fastapi.responses import Response
 from jinja2_fragments.fastapi import Jinja2Blocks
 
+from app.job_templates.values import DURATION_READING
+
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -22,6 +24,7 @@ def is_htmx(request: Request) -> bool:
 def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates = Jinja2Blocks(directory=str(directory))
     templates.env.globals["site_name"] = "HPC Portal"
+    templates.env.globals["duration_reading"] = DURATION_READING
     return templates
 
 

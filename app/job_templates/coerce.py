@@ -19,6 +19,7 @@ from app.job_templates.values import (
     parse_duration,
     parse_memory,
 )
+from app.scheduler.directive_values import array_tasks
 from app.scheduler.errors import InvalidSpec
 from app.scheduler.validation import resolve_log_path
 
@@ -28,7 +29,6 @@ _INTEGER = re.compile(r"[+-]?\d{1,12}")
 _NUMBER = re.compile(r"[+-]?(\d{1,12}(\.\d{0,12})?|\.\d{1,12})([eE][+-]?\d{1,3})?")
 _IDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _PATH_CHARS = re.compile(r"/[A-Za-z0-9_.+%@=,/ -]*")
-_ARRAY = re.compile(r"\d{1,7}(-\d{1,7}(:\d{1,7})?)?(,\d{1,7}(-\d{1,7}(:\d{1,7})?)?)*(%\d{1,7})?")
 _TRUE = frozenset({"on", "true", "1", "yes"})
 _FALSE = frozenset({"", "off", "false", "0", "no"})
 MAX_GPUS = 16
@@ -87,8 +87,8 @@ def _coerce_text(parameter: Parameter, raw: Any) -> str:
     limit = int(parameter.max) if parameter.max is not None else DEFAULT_MAX_LENGTH
     if len(text) > limit:
         raise ValueError(f"must be at most {limit} characters")
-    if parameter.maps_to == "array" and not _ARRAY.fullmatch(text):
-        raise ValueError("use task numbers like 1-10, 1,3,5 or 1-100%4")
+    if parameter.maps_to == "array":
+        array_tasks(text)
     return text
 
 

@@ -14,7 +14,11 @@ _DURATION = re.compile(
 )
 _MEMORY = re.compile(r"(?P<amount>\d{1,9}(?:\.\d{1,3})?)\s*(?P<unit>[KMGT]?)(?:B|b|iB)?", re.I)
 _MB_PER_UNIT = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024 * 1024}
-DURATION_HINT = "use HH:MM:SS or D-HH:MM:SS, for example 1:30:00 or 2-00:00:00"
+DURATION_HINT = "use minutes or H:MM:SS as sbatch does, for example 90, 1:30:00 or 2-00:00:00"
+DURATION_READING = (
+    "As sbatch reads it: 90 is 90 minutes, 1:30:00 an hour and a half, 2-00:00:00 two days; "
+    "1:30 is 1 minute 30 seconds."
+)
 MEMORY_HINT = "use a number with a unit, for example 4G or 32000M"
 
 

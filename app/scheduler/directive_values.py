@@ -87,3 +87,34 @@ def whole_number(option: str, text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise ValueError(f"--{option} expects a whole number, not {text!r}")
     return int(text)
+
+
+_ARRAY_RANGE = re.compile(r"(?P<start>\d{1,7})(?:-(?P<end>\d{1,7})(?::(?P<step>\d{1,7}))?)?")
+ARRAY_HINT = "use task numbers like 1-10, 1,3,5 or 1-100%4"
+
+
+def array_tasks(text: str) -> int:
+    """How many tasks ``--array`` asks for; ValueError saying what sbatch would refuse.
+
+    The throttle must let at least one task run, a range must count up, a step must move.
+    """
+    spec, percent, throttle = text.strip().partition("%")
+    if percent and not (throttle.isdigit() and len(throttle) <= 7):
+        raise ValueError(ARRAY_HINT)
+    if percent and int(throttle) < 1:
+        raise ValueError(
+            f"%{throttle} would let no task run; write %1 or more, or leave it out for no limit"
+        )
+    count = 0
+    for part in spec.split(","):
+        match = _ARRAY_RANGE.fullmatch(part)
+        if match is None:
+            raise ValueError(ARRAY_HINT)
+        start, end = int(match["start"]), int(match["end"] or match["start"])
+        step = int(match["step"] or 1)
+        if end < start:
+            raise ValueError(f"{part} counts down; write the smaller number first ({end}-{start})")
+        if step < 1:
+            raise ValueError(f"{part} has a step of 0; use :1 or more")
+        count += (end - start) // step + 1
+    return count

@@ -11,6 +11,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 
+from app.scheduler.directive_values import array_tasks
 from app.scheduler.errors import InvalidSpec
 from app.scheduler.types import JobSpec
 
@@ -30,8 +31,6 @@ _PATH_CHARS = re.compile(r"/[A-Za-z0-9_.+%@=,/ -]*")
 _PATH_PATTERN = re.compile(r"%(.)")
 _ALLOWED_PATTERNS = frozenset("AabjJNnstuUx%")
 
-_RANGE = r"\d{1,7}(-\d{1,7}(:\d{1,7})?)?"
-_ARRAY = re.compile(rf"{_RANGE}(,{_RANGE})*(%\d{{1,7}})?")
 _DEP_ID = r"\d{1,12}(_\d{1,7})?(\+\d{1,9})?"
 _DEP_TYPE = r"(after|afterany|afternotok|afterok|aftercorr|afterburstbuffer)"
 _DEP_UNIT = rf"(singleton|{_DEP_TYPE}(:{_DEP_ID})+)"
@@ -138,11 +137,29 @@ def _check_args(spec: JobSpec) -> None:
             raise InvalidSpec("args", f"an argument is longer than {MAX_ARG_BYTES} bytes")
 
 
+def _check_array(array: str | None) -> None:
+    if array is None:
+        return
+    _check_text("array", array)
+    try:
+        array_tasks(array)
+    except ValueError as error:
+        raise InvalidSpec("array", str(error)) from error
+
+
 def _check_resources(spec: JobSpec) -> None:
     _check_positive("time_limit", spec.time_limit_minutes, MAX_TIME_MINUTES)
     _check_positive("cpus_per_task", spec.cpus_per_task, 4096)
     _check_positive("ntasks", spec.ntasks, 1_000_000)
     _check_positive("nodes", spec.nodes, 100_000)
+    if spec.nodes and spec.ntasks and spec.nodes > spec.ntasks:
+        # sbatch would only warn and quietly lower the node count.
+        raise InvalidSpec(
+            "nodes",
+            f"{spec.nodes} nodes for {spec.ntasks} task{'s' if spec.ntasks > 1 else ''} "
+            "leaves a node with nothing to run; "
+            "ask for more tasks or fewer nodes",
+        )
     _check_positive("memory_mb", spec.memory_mb, 64 * 1024 * 1024)
     _check_positive("mem_per_cpu_mb", spec.mem_per_cpu_mb, 64 * 1024 * 1024)
     if spec.memory_mb is not None and spec.mem_per_cpu_mb is not None:
@@ -163,7 +180,7 @@ def validate_spec(spec: JobSpec, roots: Iterable[str]) -> None:
     _check_match("account", spec.account, _IDENT, ident_hint)
     _check_match("partition", spec.partition, _IDENT, ident_hint)
     _check_match("qos", spec.qos, _IDENT, ident_hint)
-    _check_match("array", spec.array, _ARRAY, "expected e.g. 1-10, 1,3,5 or 1-10%2")
+    _check_array(spec.array)
     _check_match("dependency", spec.dependency, _DEPENDENCY, "expected e.g. afterok:123")
     _check_match("comment", spec.comment, _COMMENT, "contains characters that are not allowed")
     _check_match("begin", spec.begin, _BEGIN, "expected now+N or an ISO date/time")

@@ -26,7 +26,7 @@ SCHEMA: dict[str, Any] = {
             "type": "duration",
             "maps_to": "time_limit",
             "default": "0:10:00",
-            "help": "HH:MM:SS",
+            "help": "How long the job may run.",
         },
         {
             "name": "output",

@@ -71,6 +71,8 @@ async def test_form_has_a_label_for_every_input_and_defaults_filled(
         assert f'id="{field}"' in page.text
     assert '<option value="long">long</option>' in page.text
     assert "--partition=debug" in page.text and "--time=0-00:10:00" in page.text
+    help_line = 'id="time_limit-help">How long the job may run. As sbatch reads it: 90 is'
+    assert help_line in page.text and "1:30 is 1 minute 30 seconds." in page.text
 
 
 async def test_preview_fragment_follows_what_is_typed(

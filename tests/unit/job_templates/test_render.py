@@ -237,3 +237,24 @@ def test_sandbox_blocks_attribute_escapes() -> None:
 def test_script_problems_are_explained(source: str, fragment: str) -> None:
     problem = script_problem(source)
     assert problem is not None and fragment in problem
+
+
+@pytest.mark.parametrize(
+    ("tasks", "message"),
+    [
+        ("5-1", "5-1 counts down; write the smaller number first (1-5)"),
+        ("1-4%0", "%0 would let no task run; write %1 or more, or leave it out for no limit"),
+    ],
+)
+def test_an_array_sbatch_would_refuse_or_never_run_is_explained_at_its_field(
+    tasks: str, message: str
+) -> None:
+    with pytest.raises(ValidationFailed) as error:
+        render(version(), {**GOOD, "tasks": tasks}, project(), CONTEXT)
+    assert fields_of(error)["tasks"] == f"{message}."
+
+
+@pytest.mark.parametrize(("typed", "minutes"), [("1:30", 2), ("90", 90), ("1:30:00", 90)])
+def test_a_time_is_read_as_sbatch_reads_it(typed: str, minutes: int) -> None:
+    values = {**GOOD, "time": typed, "partition": "long"}
+    assert render(version(), values, project(), CONTEXT).time_limit_minutes == minutes

@@ -127,3 +127,34 @@ def test_log_paths_are_normalised(path: str, expected: str) -> None:
 def test_log_paths_escaping_the_roots_are_refused(path: str) -> None:
     with pytest.raises(InvalidSpec):
         resolve_log_path(path, ROOTS)
+
+
+@pytest.mark.parametrize(
+    ("array", "message"),
+    [
+        ("5-1", "5-1 counts down; write the smaller number first (1-5)"),
+        ("1-4%0", "%0 would let no task run; write %1 or more, or leave it out for no limit"),
+        ("1-10:0", "1-10:0 has a step of 0; use :1 or more"),
+        ("1,7-3", "7-3 counts down; write the smaller number first (3-7)"),
+        ("1-4%", "use task numbers like 1-10, 1,3,5 or 1-100%4"),
+    ],
+)
+def test_array_specs_sbatch_refuses_or_that_run_nothing_are_refused_in_words(
+    array: str, message: str
+) -> None:
+    with pytest.raises(InvalidSpec) as info:
+        validate_spec(replace(GOOD, array=array), ROOTS)
+    assert (info.value.field, info.value.message) == ("array", message)
+
+
+@pytest.mark.parametrize("array", ["3", "3-3", "0-19", "1-20:2%3", "1,3,5-9%1"])
+def test_array_specs_as_tutorials_write_them_pass(array: str) -> None:
+    validate_spec(replace(GOOD, array=array), ROOTS)
+
+
+def test_more_nodes_than_tasks_is_refused_rather_than_quietly_lowered() -> None:
+    with pytest.raises(InvalidSpec) as info:
+        validate_spec(replace(GOOD, nodes=2, ntasks=1), ROOTS)
+    assert info.value.field == "nodes"
+    assert info.value.message.startswith("2 nodes for 1 task leaves a node with nothing to run")
+    validate_spec(replace(GOOD, nodes=2, ntasks=2), ROOTS)
