@@ -29,6 +29,9 @@ def _add_job_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     listing = jobs.add_parser("list", parents=[shared], help="your jobs, newest first")
     listing.add_argument("--state", help="only jobs in this state")
     listing.add_argument("--project", type=int, help="only jobs of this project id")
+    listing.add_argument(
+        "--projects", action="store_true", help="your projects' jobs too, not only yours"
+    )
     listing.add_argument("--limit", type=int, default=50)
     listing.set_defaults(run=commands.jobs_list)
     for name, run in (("show", commands.jobs_show), ("cancel", commands.jobs_cancel)):

@@ -12,7 +12,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from app.jobs.states import ACTIVE_STATES, TERMINAL_STATES
-from app.models import Job, JobEvent, Membership, Project, TemplateVersion, UserClusterAccount
+from app.models import (
+    Job,
+    JobEvent,
+    Membership,
+    Project,
+    TemplateVersion,
+    User,
+    UserClusterAccount,
+)
 
 # Without a trigram index, a name search scans id windows of this size, newest first.
 SEARCH_WINDOW = 50_000
@@ -207,10 +215,11 @@ class JobListFilters:
 
 @dataclass(frozen=True, slots=True)
 class JobListRow:
-    """One list row: the job, its project's name and, for an array, its task counts."""
+    """One list row: the job, its project's name, its owner's login and an array's task counts."""
 
     job: Job
     project_name: str
+    owner_login: str
     tasks: int | None
     tasks_running: int | None
     tasks_completed: int | None
@@ -279,11 +288,13 @@ async def list_job_rows(
 ) -> list[JobListRow]:
     """One keyset page (ids below ``before_id``) of ``visible`` jobs, newest first.
 
-    A single query: the project name is joined and array tasks are counted inside it.
+    A single query: project name and owner are joined, array tasks counted inside it.
     """
     query = _narrowed(visible, wanted).join(Project, Project.id == Job.project_id)
+    query = query.join(User, User.id == Job.owner_user_id)
     query = query.add_columns(
         Project.name,
+        User.login,
         _task_count(),
         _task_count(_task.state.in_(_RUNNING)),
         _task_count(_task.state == "completed"),

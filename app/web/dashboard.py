@@ -6,6 +6,7 @@ the primary key, with the project name and array task counts inside it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -29,6 +30,7 @@ from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
 
 PAGE_SIZE = 50
+ARRAY_TASK_ID = re.compile(r"\d{1,12}_\d{1,7}")
 RECENT_JOBS = 10
 QUICK_LINKS = 5
 # A cluster not heard from for this many poll intervals is shown as unreachable.
@@ -47,6 +49,7 @@ class HistoryFilters:
     until: date | None = None
     text: str = ""
     mine_only: bool = False
+    """Only the actor's own jobs; the job list's default ("Mine")."""
     active_only: bool = False
     finished_only: bool = False
 
@@ -59,6 +62,7 @@ class HistoryFilters:
             "since": self.since,
             "until": self.until,
             "q": self.text or None,
+            "whose": None if self.mine_only else "projects",
         }
         return urlencode({key: value for key, value in pairs.items() if value is not None})
 
@@ -70,6 +74,7 @@ class JobRow:
     slurm_id: str
     badge: view.StateBadge
     project: str
+    owner: str
     cluster: str
     submitted: str
     elapsed: str
@@ -84,7 +89,7 @@ def _row(listed: repository.JobListRow) -> JobRow:
         failed = (ended or 0) - (completed or 0)
         waiting = total - (ended or 0) - (running or 0)
         tasks = (
-            f"{total} tasks: {completed or 0} completed, {running or 0} running, "
+            f"{_count(total, 'task')}: {completed or 0} completed, {running or 0} running, "
             f"{waiting} waiting, {failed} failed or cancelled"
         )
     return JobRow(
@@ -93,11 +98,16 @@ def _row(listed: repository.JobListRow) -> JobRow:
         slurm_id=job.slurm_job_id or "—",
         badge=view.state_badge(job.state),
         project=listed.project_name,
+        owner=listed.owner_login,
         cluster=job.cluster,
         submitted=view.format_time(job.submitted_at or job.created_at),
         elapsed=format_seconds(job.elapsed_seconds),
         tasks=tasks,
     )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _list_filters(actor: Actor, filters: HistoryFilters) -> repository.JobListFilters:
@@ -111,6 +121,8 @@ def _list_filters(actor: Actor, filters: HistoryFilters) -> repository.JobListFi
         project_id=filters.project_id,
         cluster=filters.cluster,
         owner_user_id=actor.user_id if filters.mine_only else None,
+        # Array tasks are folded into their array, unless one is searched for by its id.
+        include_array_tasks=ARRAY_TASK_ID.fullmatch(filters.text.strip()) is not None,
     )
     return repository.JobListFilters(
         base, filters.template_id, filters.since, filters.until, filters.text

@@ -61,6 +61,7 @@ def _parse_filters(
     since: str | None = None,
     until: str | None = None,
     q: str | None = None,
+    whose: str | None = None,
 ) -> HistoryFilters:
     # Empty form fields arrive as "", which means "any" rather than an error.
     def number(value: str | None) -> int | None:
@@ -82,6 +83,8 @@ def _parse_filters(
         since=day(since),
         until=day(until),
         text=(q or "")[:200],
+        # "Mine" unless the whole of the user's projects is asked for.
+        mine_only=whose != "projects",
     )
 
 

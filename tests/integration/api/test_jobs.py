@@ -126,6 +126,19 @@ async def test_job_list_pages_with_opaque_cursor(
     assert seen == sorted((job.id for job in made), reverse=True)
 
 
+async def test_job_list_mine_leaves_out_colleagues_jobs(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    own = await make_job(session, world.alice, world.physics)
+    colleague = await make_job(session, world.carol, world.physics)
+    await session.commit()
+    headers = await issue_token(session, world.alice)
+    everything = (await client.get("/api/v1/jobs", headers=headers)).json()["items"]
+    mine = (await client.get("/api/v1/jobs?mine=true", headers=headers)).json()["items"]
+    assert [job["id"] for job in everything] == [colleague.id, own.id]
+    assert [job["id"] for job in mine] == [own.id]
+
+
 async def test_malformed_cursor_is_400(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:

@@ -57,11 +57,59 @@ async def test_history_shows_own_and_project_jobs_but_not_other_projects(
     await _job(sessionmaker, people, "bob", name="bob-run")
     await sign_in(client, "alice")
 
-    page = await client.get("/jobs")
+    mine = await client.get("/jobs")
+    projects = await client.get("/jobs", params={"whose": "projects"})
 
-    assert page.status_code == 200, page.text
-    assert "alice-run" in page.text and "carol-run" in page.text
-    assert "bob-run" not in page.text
+    assert mine.status_code == projects.status_code == 200, mine.text
+    assert "alice-run" in mine.text and "carol-run" not in mine.text
+    assert '<option value="mine" selected>Mine</option>' in mine.text
+    assert "alice-run" in projects.text and "carol-run" in projects.text
+    assert "bob-run" not in mine.text + projects.text
+    assert '<th scope="col">Owner</th>' in projects.text
+    assert re.search(
+        r'id="job-row-\d+">.*?carol-run.*?data-label="Owner">carol<', projects.text, re.S
+    )
+
+
+async def test_an_array_task_is_found_by_its_slurm_id_and_counts_read_right(
+    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    array = await _job(
+        sessionmaker, people, "alice", name="sweep", slurm_job_id="169", array_spec="1-2"
+    )
+    for index, state in ((1, "completed"), (2, "failed")):
+        await _job(
+            sessionmaker,
+            people,
+            "alice",
+            name="sweep",
+            state=state,
+            slurm_job_id=f"169_{index}",
+            array_parent_id=array.id,
+            array_task_id=index,
+        )
+    single = await _job(
+        sessionmaker, people, "alice", name="one", slurm_job_id="170", array_spec="4"
+    )
+    await _job(
+        sessionmaker,
+        people,
+        "alice",
+        name="one",
+        state="running",
+        slurm_job_id="170_4",
+        array_parent_id=single.id,
+        array_task_id=4,
+    )
+    await sign_in(client, "alice")
+
+    task = await client.get("/jobs/rows", params={"q": "169_2"})
+    listing = await client.get("/jobs")
+
+    assert "<code>169_2</code>" in task.text and "<code>169_1</code>" not in task.text
+    assert "<code>169_2</code>" not in listing.text
+    assert "2 tasks: 1 completed, 0 running, 0 waiting, 1 failed or cancelled" in listing.text
+    assert "1 task: 0 completed, 1 running" in listing.text
 
 
 async def test_history_filters_by_state_and_searches_name_and_slurm_id(

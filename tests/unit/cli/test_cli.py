@@ -120,3 +120,18 @@ def test_bad_parameter_is_a_usage_error() -> None:
     with pytest.raises(Exception) as caught:
         commands.parse_parameters(["novalue"])
     assert getattr(caught.value, "exit_code", None) == ExitCode.USAGE
+
+
+@pytest.mark.parametrize(("flags", "mine"), [([], "true"), (["--projects"], "false")])
+def test_jobs_list_shows_your_own_jobs_unless_asked_for_your_projects(
+    flags: list[str], mine: str
+) -> None:
+    asked: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return httpx.Response(200, json={"items": [], "next": None})
+
+    args = build_parser().parse_args(["jobs", "list", "--json", *flags])
+    assert commands.jobs_list(client_answering(httpx.MockTransport(answer)), args) == ExitCode.OK
+    assert asked[0].url.params["mine"] == mine

@@ -99,13 +99,19 @@ async def list_jobs(
     state: Annotated[list[str] | None, Query(description=f"One of {', '.join(JOB_STATES)}")] = None,
     project_id: PathId | None = None,
     cluster: Annotated[str | None, Query(max_length=64)] = None,
+    mine: Annotated[bool, Query(description="Only your own jobs, not your projects'")] = False,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
 ) -> JobPageOut:
     unknown = sorted(set(state or ()) - set(JOB_STATES))
     if unknown:
         raise BadRequest(f"Unknown state: {', '.join(unknown)}.")
-    filters = JobFilters(states=tuple(state or ()), project_id=project_id, cluster=cluster)
+    filters = JobFilters(
+        states=tuple(state or ()),
+        project_id=project_id,
+        cluster=cluster,
+        owner_user_id=principal.actor.user_id if mine else None,
+    )
     page = await jobs.list_jobs(session, principal.actor, filters, decode_cursor(cursor), limit)
     next_cursor = encode_cursor(page.next_cursor) if page.next_cursor is not None else None
     next_url = str(request.url.include_query_params(cursor=next_cursor)) if next_cursor else None
