@@ -20,6 +20,7 @@ JOB_FIELDS = (
     "uuid",
     "project_id",
     "reason",
+    "expected_start_at",
     "started_at",
     "ended_at",
     "end_cause",

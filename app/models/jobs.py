@@ -85,6 +85,8 @@ class Job(Base):
     exit_signal: Mapped[int | None]
     submitted_at: Mapped[datetime | None]
     started_at: Mapped[datetime | None]
+    expected_start_at: Mapped[datetime | None]
+    """Slurm's estimate for a pending job (the backfill scheduler's StartTime); None otherwise."""
     ended_at: Mapped[datetime | None]
     last_seen_at: Mapped[datetime | None]
 

@@ -113,6 +113,13 @@ def actual_start(info: JobInfo, now: datetime) -> datetime | None:
     return info.start_time
 
 
+def expected_start(info: JobInfo, now: datetime) -> datetime | None:
+    """Slurm's estimate of when a pending job will start; None once that is not a forecast."""
+    if info.state is not JobState.QUEUED or info.start_time is None or info.start_time <= now:
+        return None
+    return info.start_time
+
+
 def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
     """Column values a scheduler record tells us about (None values are left out)."""
     values: dict[str, Any] = {
@@ -138,6 +145,7 @@ def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
         }
     values = {key: value for key, value in values.items() if value is not None}
     values["reason"] = info.reason[:255] if info.reason else None
+    values["expected_start_at"] = expected_start(info, now)
     values["last_seen_at"] = now
     return values
 

@@ -79,6 +79,7 @@ class JobRow:
     submitted: str
     elapsed: str
     tasks: str | None
+    expected_start: str | None = None
 
 
 def _row(listed: repository.JobListRow) -> JobRow:
@@ -103,6 +104,7 @@ def _row(listed: repository.JobListRow) -> JobRow:
         submitted=view.format_time(job.submitted_at or job.created_at),
         elapsed=format_seconds(job.elapsed_seconds),
         tasks=tasks,
+        expected_start=view.expected_start(job),
     )
 
 

@@ -174,6 +174,7 @@ async def _detail_context(
         "timeline": view.timeline(events),
         "usage": view.usage(job),
         "pending_reason": view.pending_reason(job),
+        "expected_start": view.expected_start(job),
         "end_explanation": view.end_explanation(job),
         "needs_more": _more_label(view.more_resources(job, None)),
         "can_cancel": states.can_cancel(job.state),

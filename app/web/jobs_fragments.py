@@ -110,6 +110,13 @@ def pending_reason(job: Job) -> str | None:
     return known or f"The scheduler says: {job.reason}."
 
 
+def expected_start(job: Job) -> str | None:
+    """Slurm's estimate of a queued job's start, while it is one."""
+    if job.state not in states.QUEUED_STATES or job.expected_start_at is None:
+        return None
+    return format_time(job.expected_start_at)
+
+
 def end_explanation(job: Job) -> str | None:
     """Why a finished job ended, in plain words; None while it has not ended."""
     found = ending(job)

@@ -304,6 +304,10 @@ class JobOut(BaseModel):
     parameters: dict[str, Any]
     submitted_at: datetime | None
     started_at: datetime | None
+    expected_start_at: datetime | None = Field(
+        default=None,
+        description="Slurm's estimate of when a pending job will start; null otherwise.",
+    )
     ended_at: datetime | None
     submit_error: str | None
     exit_signal: int | None = None

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import httpx
 from sqlalchemy import func, select
@@ -137,6 +138,23 @@ async def test_job_list_mine_leaves_out_colleagues_jobs(
     mine = (await client.get("/api/v1/jobs?mine=true", headers=headers)).json()["items"]
     assert [job["id"] for job in everything] == [colleague.id, own.id]
     assert [job["id"] for job in mine] == [own.id]
+
+
+async def test_a_pending_job_carries_slurms_expected_start_and_a_running_one_none(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    estimate = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    pending = await make_job(session, world.alice, world.physics, expected_start_at=estimate)
+    running = await make_job(
+        session, world.alice, world.physics, state="running", expected_start_at=estimate
+    )
+    await session.commit()
+    headers = await issue_token(session, world.alice)
+    shown = [
+        (await client.get(f"/api/v1/jobs/{job.id}", headers=headers)).json()["expected_start_at"]
+        for job in (pending, running)
+    ]
+    assert shown == ["2030-01-02T03:04:05Z", None]
 
 
 async def test_malformed_cursor_is_400(

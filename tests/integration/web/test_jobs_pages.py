@@ -436,25 +436,29 @@ async def test_owner_holds_a_pending_job_and_releases_a_held_one(
     assert action in fake.calls
 
 
-async def test_pending_job_shows_no_start_time_until_it_runs(
+async def test_pending_job_shows_slurms_expected_start_as_an_estimate_until_it_runs(
     client: httpx.AsyncClient,
     people: People,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
     slurm_id = await fake.submit(SPEC, "alice")
-    expected = datetime.now(UTC) + timedelta(hours=2)
+    expected = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0)
     fake.set_state(slurm_id, SchedulerState.QUEUED, start_time=expected, reason="Priority")
     job = await _job(sessionmaker, people, "alice", state="pending", slurm_job_id=slurm_id)
     await sign_in(client, "alice")
 
     await poll_cluster_once(sessionmaker, "testcluster", fake)
     pending = await client.get(f"/jobs/{job.id}")
+    listed = await client.get("/jobs")
     started = fake.start(slurm_id).start_time
     await poll_cluster_once(sessionmaker, "testcluster", fake)
     running = await client.get(f"/jobs/{job.id}")
 
+    estimate = f"{expected:%Y-%m-%d %H:%M:%S} UTC"
     assert "<dt>Started</dt><dd>—</dd>" in pending.text
-    assert expected.strftime("%Y-%m-%d %H:%M") not in pending.text
+    assert f"<strong>Expected to start:</strong> {estimate}" in pending.text
+    assert f'<span class="job-starts">expected to start {estimate}</span>' in listed.text
     assert started is not None
     assert f"<dt>Started</dt><dd>{started:%Y-%m-%d %H:%M:%S} UTC</dd>" in running.text
+    assert "Expected to start" not in running.text

@@ -38,3 +38,28 @@ def test_started_at_is_only_set_once_the_job_has_started(
 ) -> None:
     record = JobInfo(job_id="100", state=state, native_state=state.name, start_time=start)
     assert observed_changes(record, NOW).get("started_at") == expected
+
+
+ESTIMATE_CASES = [
+    # (scenario, state, StartTime Slurm reports, expected_start_at the row gets)
+    ("pending_with_expected_start", JobState.QUEUED, LATER, LATER),
+    ("pending_with_past_estimate", JobState.QUEUED, EARLIER, None),
+    ("pending_without_estimate", JobState.QUEUED, None, None),
+    ("held_with_expected_start", JobState.QUEUED_HELD, LATER, None),
+    ("running", JobState.RUNNING, EARLIER, None),
+    ("cancelled_with_future_start", JobState.CANCELLED, LATER, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("state", "start", "expected"),
+    [case[1:] for case in ESTIMATE_CASES],
+    ids=[case[0] for case in ESTIMATE_CASES],
+)
+def test_expected_start_is_kept_while_it_is_a_forecast_and_cleared_after(
+    state: JobState, start: datetime | None, expected: datetime | None
+) -> None:
+    record = JobInfo(job_id="100", state=state, native_state=state.name, start_time=start)
+    changes = observed_changes(record, NOW)
+    assert "expected_start_at" in changes  # written as None too, so a stale estimate goes
+    assert changes["expected_start_at"] == expected

@@ -15,7 +15,7 @@ from app.deps import SessionDep
 from app.jobs import service as jobs
 from app.jobs.end_causes import ending
 from app.jobs.repository import JobFilters
-from app.jobs.states import is_terminal
+from app.jobs.states import QUEUED_STATES, is_terminal
 from app.models import JOB_STATES, Job
 from app.submissions.service import build_request
 from app.web.choices import context_for
@@ -50,6 +50,7 @@ def job_out(job: Job) -> JobOut:
         parameters=dict(job.parameters or {}),
         submitted_at=job.submitted_at,
         started_at=job.started_at,
+        expected_start_at=job.expected_start_at if job.state in QUEUED_STATES else None,
         ended_at=job.ended_at,
         submit_error=job.submit_error,
         exit_signal=job.exit_signal,
