@@ -132,6 +132,36 @@ def jobs_cancel(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     return _emit(args, job, lambda j: print(f"cancel requested for job {j['id']}"))
 
 
+TASK_COLUMNS = ("array_task_id", "id", "state", "exit_code", "slurm_job_id", "ended_at")
+
+
+def tasks(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    """Every task of an array (all pages), then how many are in each state."""
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        params = {"state": args.state, "cursor": cursor, "limit": 200}
+        page = client.get(f"/jobs/{args.job}/tasks", params)
+        items += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    body = {"items": items, "counts": page["counts"]}
+
+    def show(listing: dict[str, Any]) -> None:
+        output.print_table(listing["items"], TASK_COLUMNS)
+        print(", ".join(f"{n} {state}" for state, n in sorted(listing["counts"].items())))
+
+    return _emit(args, body, show)
+
+
+def retry_failed(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    job = client.post(f"/jobs/{args.job}/retry-failed")
+    return _emit(
+        args, job, lambda j: print(f"job {j['id']} runs tasks {j['array_spec']} of job {args.job}")
+    )
+
+
 def logs(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     stream = "stderr" if args.stderr else "stdout"
     path = f"/jobs/{args.job}/logs/{stream}"

@@ -47,6 +47,16 @@ def _add_job_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     wait.add_argument("job", type=int)
     wait.add_argument("--timeout", type=float, help="give up after this many seconds")
     wait.set_defaults(run=commands.wait)
+    tasks = sub.add_parser("tasks", parents=[shared], help="an array job's tasks")
+    tasks.add_argument("job", type=int)
+    tasks.add_argument("--state", action="append", help="only tasks in this state (repeatable)")
+    tasks.set_defaults(run=commands.tasks)
+    retry = sub.add_parser("retry", parents=[shared], help="submit an array's failed tasks again")
+    retry.add_argument("job", type=int)
+    retry.add_argument(
+        "--failed", action="store_true", required=True, help="exactly the tasks that failed"
+    )
+    retry.set_defaults(run=commands.retry_failed)
 
 
 def _add_template_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -81,15 +81,20 @@ def expand_log_path(template: str, job: Job, username: str) -> str:
     return expand(template, values)
 
 
-def default_log_path(job: Job, stream: LogStream) -> str | None:
-    """The file a job writes ``stream`` to, following sbatch's defaults when none was set."""
-    explicit = job.stdout_path if stream == "stdout" else job.stderr_path or job.stdout_path
+def default_log_path(job: Job, stream: LogStream, paths: Job | None = None) -> str | None:
+    """The file a job writes ``stream`` to, following sbatch's defaults when none was set.
+
+    ``paths`` is the row holding the paths when it is not ``job`` itself (an array task
+    recorded before task rows carried their array's paths).
+    """
+    paths = paths or job
+    explicit = paths.stdout_path if stream == "stdout" else paths.stderr_path or paths.stdout_path
     if explicit:
         return explicit
-    if not job.work_dir:
+    if not paths.work_dir:
         return None
     name = "slurm-%A_%a.out" if job.array_task_id is not None else "slurm-%j.out"
-    return posixpath.join(job.work_dir, name)
+    return posixpath.join(paths.work_dir, name)
 
 
 async def find_log_source(
@@ -100,7 +105,10 @@ async def find_log_source(
         raise NotFound()
     job = await authz.get_visible_job(session, actor, job_id)
     username = await repository.get_cluster_username(session, job.owner_user_id, job.cluster)
-    template = default_log_path(job, stream)
+    paths = job
+    if job.array_parent_id is not None and not (job.stdout_path or job.work_dir):
+        paths = await repository.get_by_id(session, job.array_parent_id) or job
+    template = default_log_path(job, stream, paths)
     if username is None or template is None or not job.slurm_job_id:
         raise NotFound("This job has no log file yet.")
     path = expand_log_path(template, job, username)

@@ -160,9 +160,29 @@ async def list_events_for_job(session: AsyncSession, job_id: int) -> list[JobEve
     return list(await session.scalars(query))
 
 
-async def list_array_tasks(session: AsyncSession, parent_id: int) -> list[Job]:
-    query = select(Job).where(Job.array_parent_id == parent_id).order_by(Job.array_task_id)
+async def list_array_tasks(
+    session: AsyncSession,
+    parent_id: int,
+    states: Sequence[str] = (),
+    after_index: int | None = None,
+    limit: int | None = None,
+) -> list[Job]:
+    """An array's task rows by index, optionally in ``states`` and after ``after_index``."""
+    query = select(Job).where(Job.array_parent_id == parent_id)
+    if states:
+        query = query.where(Job.state.in_(states))
+    if after_index is not None:
+        query = query.where(Job.array_task_id > after_index)
+    query = query.order_by(Job.array_task_id).limit(limit)
     return list(await session.scalars(query))
+
+
+async def count_array_tasks(session: AsyncSession, parent_id: int) -> dict[str, int]:
+    """How many of an array's tasks are in each state."""
+    query = (
+        select(Job.state, func.count()).where(Job.array_parent_id == parent_id).group_by(Job.state)
+    )
+    return {state: count for state, count in (await session.execute(query)).all()}
 
 
 def add_event(

@@ -41,5 +41,7 @@ class JobRequest:
     parameters: Mapping[str, Any] = field(default_factory=dict)
     args: tuple[str, ...] = ()
     """Arguments the script receives (``sbatch job.sh ARG…``)."""
+    retry_of_id: int | None = None
+    """The array whose failed tasks this request runs again."""
     warnings: tuple[str, ...] = ()
     """What sbatch would do silently with this script (ignored lines…), kept on the job."""

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.audit.service import SYSTEM, Origin, record_action
 from app.db import unit_of_work
 from app.errors import Conflict, Forbidden, ServiceUnavailable
-from app.jobs import authz, repository, states, submission
+from app.jobs import authz, repository, states, submission, tasks
 from app.jobs.repository import JobFilters
 from app.jobs.requests import JobRequest
 from app.models import Job, JobEvent
@@ -251,6 +251,28 @@ class JobService:
         note = submission.AuditNote(
             "job.resubmit", origin, {"copy_of": job_id, "edits": sorted(edits or {})}
         )
+        return await self._submit(actor, request, idempotency_key, note)
+
+    async def retry_failed_tasks(
+        self,
+        actor: Actor,
+        job_id: int,
+        idempotency_key: str | None = None,
+        *,
+        origin: Origin = SYSTEM,
+    ) -> Job:
+        """Submit the array again with exactly the indices that did not complete."""
+        async with self._sessionmaker() as session:
+            array = await tasks.visible_array(session, actor, job_id)
+            if array.owner_user_id != actor.user_id:
+                raise Forbidden(
+                    'Only the array\'s owner can retry its tasks; "Resubmit a copy" runs its '
+                    "script as you after you have reviewed it."
+                )
+            spec = await tasks.failed_task_spec(session, actor, job_id)
+        request = request_from_job(array, {"array_spec": spec})
+        request = dataclasses.replace(request, retry_of_id=array.id)
+        note = submission.AuditNote("job.retry_failed", origin, {"retry_of": job_id, "tasks": spec})
         return await self._submit(actor, request, idempotency_key, note)
 
     async def cancel(self, actor: Actor, job_id: int, *, origin: Origin = SYSTEM) -> Job:

@@ -94,6 +94,7 @@ def new_job_row(plan: SubmissionPlan, owner: Actor, request: JobRequest, key: st
         gpu_type=request.gpu_type,
         nodes=request.nodes,
         array_spec=request.array_spec,
+        retry_of_id=request.retry_of_id,
         work_dir=request.work_dir,
         stdout_path=request.stdout_path,
         stderr_path=request.stderr_path,

@@ -77,6 +77,8 @@ class Job(Base):
     slurm_job_id: Mapped[str | None] = mapped_column(String(32))
     array_parent_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
     array_task_id: Mapped[int | None]
+    retry_of_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
+    """The array whose failed tasks this job runs again."""
     name: Mapped[str] = mapped_column(String(200))
     state: Mapped[str] = mapped_column(String(32), default="submitting")
     native_state: Mapped[str | None] = mapped_column(String(64))

@@ -73,6 +73,16 @@ def _task_row(parent: Job, change: Transition) -> Job:
         partition=parent.partition,
         qos=parent.qos,
         time_limit_minutes=parent.time_limit_minutes,
+        # What each task asked for and where it writes: the array's own, per task.
+        nodes=parent.nodes,
+        ntasks=parent.ntasks,
+        cpus_per_task=parent.cpus_per_task,
+        memory_mb=parent.memory_mb,
+        gpus=parent.gpus,
+        gpu_type=parent.gpu_type,
+        work_dir=parent.work_dir,
+        stdout_path=parent.stdout_path,
+        stderr_path=parent.stderr_path,
     )
     for column, value in change.changes.items():
         setattr(task, column, value)

@@ -29,6 +29,7 @@ from app.scheduler.registry import SchedulerRegistry
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
+from app.web.array_pages import task_context
 from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router, web_origin
 from app.web.dashboard import HistoryFilters, filter_choices, history_page
 from app.web.views import page, redirect
@@ -192,9 +193,16 @@ async def _detail_context(
 
 @router.get("/jobs/{job_id}", name="job_detail")
 async def job_detail(
-    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: PathId
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    job_id: PathId,
+    task_state: Annotated[str | None, Query(max_length=32)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
 ) -> Response:
     context = await _detail_context(session, actor, job_id, web.csrf_token)
+    context.update(await task_context(session, actor, context["job"], task_state, after))
     return page(request, web, "jobs/detail.html", context)
 
 

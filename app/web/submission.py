@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -10,6 +12,14 @@ from app.errors import ServiceUnavailable
 from app.jobs.requests import JobRequest
 from app.users.actor import Actor
 from app.web.auth import web_origin
+
+
+def job_service_of(request: Request) -> Any:
+    """The jobs service the application was started with; 503 when submission is off."""
+    service = getattr(request.app.state, "job_service", None)
+    if service is None:
+        raise ServiceUnavailable("Job submission is not enabled on this portal.")
+    return service
 
 
 async def submit_job(

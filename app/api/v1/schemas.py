@@ -303,6 +303,12 @@ class JobOut(BaseModel):
     template_version_id: int | None
     parameters: dict[str, Any]
     submitted_at: datetime | None
+    array_spec: str | None = Field(default=None, description="An array's task indices.")
+    array_parent_id: int | None = Field(default=None, description="A task's array job.")
+    array_task_id: int | None = Field(default=None, description="A task's index.")
+    retry_of_id: int | None = Field(
+        default=None, description="The array whose failed tasks this job runs again."
+    )
     started_at: datetime | None
     expected_start_at: datetime | None = Field(
         default=None,
@@ -318,6 +324,13 @@ class JobOut(BaseModel):
         default=None, description="Why the job ended, in plain words; null while it runs."
     )
     time_limit_minutes: int | None = None
+
+
+class TaskPageOut(BaseModel):
+    items: list[JobOut] = Field(description="Tasks in index order (array_task_id).")
+    counts: dict[str, int] = Field(description="How many of the array's tasks are in each state.")
+    next_cursor: str | None = Field(description="Pass as ?cursor= for the next page.")
+    next: str | None = Field(description="The URL of the next page, or null on the last one.")
 
 
 class JobPageOut(BaseModel):

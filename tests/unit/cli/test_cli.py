@@ -135,3 +135,32 @@ def test_jobs_list_shows_your_own_jobs_unless_asked_for_your_projects(
     args = build_parser().parse_args(["jobs", "list", "--json", *flags])
     assert commands.jobs_list(client_answering(httpx.MockTransport(answer)), args) == ExitCode.OK
     assert asked[0].url.params["mine"] == mine
+
+
+def test_tasks_reads_every_page_then_prints_the_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    pages = {
+        None: {"items": [{"array_task_id": 1, "state": "completed"}], "next_cursor": "c2"},
+        "c2": {"items": [{"array_task_id": 2, "state": "failed"}], "next_cursor": None},
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/api/v1/jobs/9/tasks"
+        page = pages[request.url.params.get("cursor")]
+        return httpx.Response(200, json={**page, "counts": {"completed": 1, "failed": 1}})
+
+    args = build_parser().parse_args(["tasks", "9"])
+    assert commands.tasks(client_answering(httpx.MockTransport(answer)), args) == ExitCode.OK
+    printed = capsys.readouterr().out
+    assert "completed" in printed and "failed" in printed
+    assert printed.rstrip().endswith("1 completed, 1 failed")
+
+
+def test_retry_says_which_tasks_run_again(capsys: pytest.CaptureFixture[str]) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert (request.method, request.url.path) == ("POST", "/api/v1/jobs/9/retry-failed")
+        return httpx.Response(201, json={"id": 12, "array_spec": "3,7,12"})
+
+    args = build_parser().parse_args(["retry", "9", "--failed"])
+    code = commands.retry_failed(client_answering(httpx.MockTransport(answer)), args)
+    assert code == ExitCode.OK
+    assert capsys.readouterr().out == "job 12 runs tasks 3,7,12 of job 9\n"

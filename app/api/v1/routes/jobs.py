@@ -57,10 +57,14 @@ def job_out(job: Job) -> JobOut:
         end_cause=ended.cause if ended else None,
         end_explanation=ended.explanation if ended else None,
         time_limit_minutes=job.time_limit_minutes,
+        array_spec=job.array_spec,
+        array_parent_id=job.array_parent_id,
+        array_task_id=job.array_task_id,
+        retry_of_id=job.retry_of_id,
     )
 
 
-def _checked_key(key: str | None) -> str | None:
+def checked_key(key: str | None) -> str | None:
     if key is not None and not 1 <= len(key) <= MAX_KEY_LENGTH:
         raise BadRequest(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.")
     return key
@@ -81,7 +85,7 @@ async def submit_job(
     body: SubmitIn,
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:
-    key = _checked_key(idempotency_key)
+    key = checked_key(idempotency_key)
     job_request = await build_request(
         session,
         principal.actor,
@@ -173,6 +177,6 @@ async def resubmit_job(
     idempotency_key: IdempotencyKey = None,
 ) -> JobOut:
     edits = body.model_dump(exclude_none=True) if body else {}
-    key = _checked_key(idempotency_key)
+    key = checked_key(idempotency_key)
     job = await service.resubmit(principal.actor, job_id, edits, key, origin=origin)
     return job_out(job)

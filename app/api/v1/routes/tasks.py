@@ -1,0 +1,64 @@
+"""An array job's tasks, and a retry of the failed ones; each task's logs are its own job's."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, status
+
+from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
+from app.api.v1.errors import BadRequest
+from app.api.v1.pagination import decode_cursor, encode_cursor
+from app.api.v1.params import PathId
+from app.api.v1.routes.jobs import IdempotencyKey, checked_key, job_out
+from app.api.v1.schemas import JobOut, TaskPageOut
+from app.deps import SessionDep
+from app.jobs import tasks
+from app.models import JOB_STATES
+
+router = APIRouter(prefix="/jobs", tags=["jobs"])
+
+
+@router.get("/{job_id}/tasks", response_model=TaskPageOut, summary="An array job's tasks")
+async def list_tasks(
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    job_id: PathId,
+    state: Annotated[list[str] | None, Query(description=f"One of {', '.join(JOB_STATES)}")] = None,
+    limit: Annotated[int, Query(ge=1, le=tasks.TASK_PAGE_SIZE)] = 100,
+    cursor: Annotated[str | None, Query(max_length=64)] = None,
+) -> TaskPageOut:
+    unknown = sorted(set(state or ()) - set(JOB_STATES))
+    if unknown:
+        raise BadRequest(f"Unknown state: {', '.join(unknown)}.")
+    found = await tasks.task_page(
+        session, principal.actor, job_id, tuple(state or ()), decode_cursor(cursor), limit
+    )
+    after = found.next_after
+    next_cursor = encode_cursor(after) if after is not None else None
+    next_url = str(request.url.include_query_params(cursor=next_cursor)) if next_cursor else None
+    return TaskPageOut(
+        items=[job_out(task) for task in found.tasks],
+        counts=found.counts,
+        next_cursor=next_cursor,
+        next=next_url,
+    )
+
+
+@router.post(
+    "/{job_id}/retry-failed",
+    response_model=JobOut,
+    status_code=status.HTTP_201_CREATED,
+    summary="Submit an array again with exactly its failed tasks",
+)
+async def retry_failed_tasks(
+    principal: Submitter,
+    service: JobServiceDep,
+    origin: OriginDep,
+    job_id: PathId,
+    idempotency_key: IdempotencyKey = None,
+) -> JobOut:
+    key = checked_key(idempotency_key)
+    job = await service.retry_failed_tasks(principal.actor, job_id, key, origin=origin)
+    return job_out(job)

@@ -1,0 +1,99 @@
+"""The tasks of a job array: one page of them, their counts, and a retry of the failed ones.
+
+Task rows are written by the poller from what Slurm reports for each index; the array's own
+row is the parent. "Retry failed tasks" submits the array again with exactly the indices
+that did not complete (keeping its ``%`` limit), as a new job that records which job it
+retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import Conflict, NotFound
+from app.jobs import authz, repository
+from app.jobs.states import TERMINAL_STATES
+from app.models import Job
+from app.users.actor import Actor
+
+TASK_PAGE_SIZE = 200
+# Ended without completing: what a retry runs again.
+RETRIED_STATES = frozenset(TERMINAL_STATES - {"completed", "submit_failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPage:
+    """Some of an array's tasks, in index order, with the counts of all of them."""
+
+    array: Job
+    tasks: list[Job]
+    counts: dict[str, int] = field(default_factory=dict)
+    next_after: int | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failed_indices(self) -> list[int]:
+        return sorted(
+            t.array_task_id
+            for t in self.tasks
+            if t.state in RETRIED_STATES and t.array_task_id is not None
+        )
+
+
+async def visible_array(session: AsyncSession, actor: Actor, job_id: int) -> Job:
+    """The array job ``job_id``; NotFound when it is not one the actor can see."""
+    job = await authz.get_visible_job(session, actor, job_id)
+    if job.array_spec is None or job.array_parent_id is not None:
+        raise NotFound("This job is not a job array.")
+    return job
+
+
+async def task_page(
+    session: AsyncSession,
+    actor: Actor,
+    job_id: int,
+    states: Iterable[str] = (),
+    after_index: int | None = None,
+    limit: int = TASK_PAGE_SIZE,
+) -> TaskPage:
+    array = await visible_array(session, actor, job_id)
+    found = await repository.list_array_tasks(
+        session, array.id, tuple(states), after_index, limit + 1
+    )
+    counts = await repository.count_array_tasks(session, array.id)
+    more = len(found) > limit
+    tasks = found[:limit]
+    after = tasks[-1].array_task_id if more and tasks else None
+    return TaskPage(array, tasks, counts, after)
+
+
+def index_spec(indices: Iterable[int], throttle: str | None = None) -> str:
+    """``[1, 2, 3, 7]`` → ``1-3,7`` (with ``%N`` when the array had a limit)."""
+    ordered = sorted(set(indices))
+    parts: list[str] = []
+    start = previous = ordered[0]
+    for index in [*ordered[1:], None]:
+        if index is not None and index == previous + 1:
+            previous = index
+            continue
+        parts.append(str(start) if start == previous else f"{start}-{previous}")
+        if index is not None:
+            start = previous = index
+    return ",".join(parts) + (f"%{throttle}" if throttle else "")
+
+
+async def failed_task_spec(session: AsyncSession, actor: Actor, job_id: int) -> str:
+    """The array spec that runs the array's failed tasks again; Conflict when there are none."""
+    array = await visible_array(session, actor, job_id)
+    tasks = await repository.list_array_tasks(session, array.id, tuple(sorted(RETRIED_STATES)))
+    indices = [t.array_task_id for t in tasks if t.array_task_id is not None]
+    if not indices:
+        raise Conflict("No task of this array failed, so there is nothing to retry.")
+    throttle = (array.array_spec or "").partition("%")[2] or None
+    return index_spec(indices, throttle)

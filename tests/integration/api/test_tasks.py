@@ -1,0 +1,112 @@
+"""An array job's tasks over the API: paged, filtered by state, and a retry of the failed ones."""
+
+from __future__ import annotations
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models import Job, User
+from app.scheduler.fake import FakeScheduler
+from tests.factories import make_job
+from tests.integration.api.conftest import World, issue_token
+
+FAILED = {3: "failed", 7: "out_of_memory", 12: "timeout"}
+
+
+async def _array(session: AsyncSession, world: World, owner: User) -> Job:
+    array = await make_job(
+        session,
+        owner,
+        world.physics,
+        name="sweep",
+        state="failed",
+        slurm_job_id="900",
+        array_spec="1-20",
+        script="#!/bin/bash\necho $SLURM_ARRAY_TASK_ID\n",
+    )
+    for index in range(1, 21):
+        await make_job(
+            session,
+            owner,
+            world.physics,
+            name="sweep",
+            state=FAILED.get(index, "completed"),
+            slurm_job_id=f"900_{index}",
+            array_parent_id=array.id,
+            array_task_id=index,
+        )
+    await session.commit()
+    return array
+
+
+async def test_tasks_come_in_index_order_page_by_page_with_counts(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    array = await _array(session, world, world.alice)
+    headers = await issue_token(session, world.alice, ("read",))
+    seen: list[int] = []
+    url: str | None = f"/api/v1/jobs/{array.id}/tasks?limit=7"
+    while url:
+        page = (await client.get(url, headers=headers)).json()
+        seen += [task["array_task_id"] for task in page["items"]]
+        url = page["next"]
+    assert seen == list(range(1, 21))
+    assert page["counts"] == {"completed": 17, "failed": 1, "out_of_memory": 1, "timeout": 1}
+    only = f"/api/v1/jobs/{array.id}/tasks?state=failed&state=timeout"
+    failed = (await client.get(only, headers=headers)).json()["items"]
+    assert [(t["array_task_id"], t["array_parent_id"]) for t in failed] == [
+        (3, array.id),
+        (12, array.id),
+    ]
+
+
+async def test_tasks_of_a_job_that_is_no_array_or_with_an_unknown_state_are_refused(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    array = await _array(session, world, world.alice)
+    single = await make_job(session, world.alice, world.physics)
+    await session.commit()
+    headers = await issue_token(session, world.alice, ("read",))
+    not_array = await client.get(f"/api/v1/jobs/{single.id}/tasks", headers=headers)
+    bad_state = await client.get(f"/api/v1/jobs/{array.id}/tasks?state=done", headers=headers)
+    assert (not_array.status_code, not_array.json()["detail"]) == (
+        404,
+        "This job is not a job array.",
+    )
+    assert bad_state.status_code == 400
+
+
+async def test_retry_failed_submits_exactly_those_indices_and_names_the_array(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    array = await _array(session, world, world.alice)
+    headers = await issue_token(session, world.alice)
+    response = await client.post(f"/api/v1/jobs/{array.id}/retry-failed", headers=headers)
+    assert response.status_code == 201, response.text
+    retry = response.json()
+    assert (retry["array_spec"], retry["retry_of_id"]) == ("3,7,12", array.id)
+    [spec] = scheduler.specs.values()
+    assert spec.array == "3,7,12"
+
+
+async def test_retry_of_an_array_without_failures_is_a_conflict(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    array = await make_job(session, world.alice, world.physics, state="completed", array_spec="1-2")
+    for index in (1, 2):
+        await make_job(
+            session,
+            world.alice,
+            world.physics,
+            state="completed",
+            array_parent_id=array.id,
+            array_task_id=index,
+        )
+    await session.commit()
+    headers = await issue_token(session, world.alice)
+    response = await client.post(f"/api/v1/jobs/{array.id}/retry-failed", headers=headers)
+    assert response.status_code == 409
+    assert (
+        response.json()["detail"] == "No task of this array failed, so there is nothing to retry."
+    )
+    assert "submit" not in scheduler.calls

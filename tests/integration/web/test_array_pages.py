@@ -1,0 +1,115 @@
+"""An array job's page: its tasks, filtered by state, and a retry of exactly the failed ones."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.jobs.service import JobService
+from app.models import Job
+from app.scheduler.fake import FakeScheduler
+from tests.factories import make_job
+from tests.integration.web.conftest import People, sign_in
+
+Maker = async_sessionmaker[AsyncSession]
+FAILED = {3: "failed", 7: "out_of_memory", 12: "timeout"}
+
+
+@pytest.fixture
+def fake(app: FastAPI, sessionmaker: Maker) -> FakeScheduler:
+    scheduler = FakeScheduler(accounts={"alice": ["physics"], "carol": ["physics"]})
+    app.state.schedulers = {"testcluster": scheduler}
+    app.state.job_service = JobService(sessionmaker, app.state.schedulers)
+    return scheduler
+
+
+async def _array(sessionmaker: Maker, people: People, owner: str = "alice") -> Job:
+    user = getattr(people, owner)
+    async with sessionmaker() as session:
+        array = await make_job(
+            session,
+            user,
+            people.physics,
+            name="sweep",
+            state="failed",
+            slurm_job_id="900",
+            array_spec="1-20%4",
+            stdout_path="/home/alice/sweep/%A_%a.out",
+            script="#!/bin/bash\n#SBATCH --array=1-20%4\necho $SLURM_ARRAY_TASK_ID\n",
+        )
+        for index in range(1, 21):
+            await make_job(
+                session,
+                user,
+                people.physics,
+                name="sweep",
+                state=FAILED.get(index, "completed"),
+                slurm_job_id=f"900_{index}",
+                array_parent_id=array.id,
+                array_task_id=index,
+                exit_code=1 if index == 3 else 0,
+                stdout_path="/home/alice/sweep/%A_%a.out",
+            )
+        await session.commit()
+    return array
+
+
+async def test_the_array_page_lists_its_tasks_with_counts_and_filters(
+    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    array = await _array(sessionmaker, people)
+    await sign_in(client, "alice")
+
+    page = await client.get(f"/jobs/{array.id}")
+    failed = await client.get(f"/jobs/{array.id}", params={"task_state": "failed_any"})
+
+    assert page.status_code == 200
+    assert len(re.findall(r'<tr id="task-\d+">', page.text)) == 20
+    assert "20 tasks, 3 ended without completing." in page.text
+    for label in ("All (20)", "Not completed (3)", "Completed (17)", "Failed (1)"):
+        assert label in page.text
+    assert re.findall(r'<tr id="task-(\d+)">', failed.text) == ["3", "7", "12"]
+    assert "Retry the 3 failed tasks" in page.text
+    task = re.search(r'<tr id="task-3">.*?href="/jobs/(\d+)/logs/stdout"', page.text, re.S)
+    assert task is not None
+    task_page = await client.get(f"/jobs/{task.group(1)}")
+    assert f'<a href="/jobs/{array.id}">task 3 of the array</a>' in task_page.text
+
+
+async def test_retry_submits_exactly_the_failed_indices_as_a_job_naming_the_array(
+    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    array = await _array(sessionmaker, people)
+    csrf = await sign_in(client, "alice")
+
+    response = await client.post(f"/jobs/{array.id}/retry-failed", data={"csrf_token": csrf})
+
+    assert response.status_code == 303, response.text
+    [spec] = fake.specs.values()
+    assert spec.array == "3,7,12%4"
+    assert spec.script == "#!/bin/bash\n#SBATCH --array=1-20%4\necho $SLURM_ARRAY_TASK_ID\n"
+    retry_id = int(response.headers["location"].rsplit("/", 1)[1])
+    async with sessionmaker() as session:
+        retry = await session.scalar(select(Job).where(Job.id == retry_id))
+    assert retry is not None and retry.retry_of_id == array.id
+    shown = await client.get(f"/jobs/{retry_id}")
+    assert f'<a href="/jobs/{array.id}">the failed tasks of job {array.id}</a>' in shown.text
+
+
+async def test_only_the_owner_may_retry_and_only_when_a_task_failed(
+    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    array = await _array(sessionmaker, people, owner="carol")
+    csrf = await sign_in(client, "alice")
+
+    page = await client.get(f"/jobs/{array.id}")
+    refused = await client.post(f"/jobs/{array.id}/retry-failed", data={"csrf_token": csrf})
+
+    assert "Retry the" not in page.text
+    assert refused.status_code == 403
+    assert fake.specs == {}
