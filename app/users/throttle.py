@@ -7,6 +7,10 @@ sixth one sees six, instead of all reading "four failures so far" and all being 
 A success gives back the slot it took in every counter, so signing in often never locks anyone
 out, but it never clears failures: a guesser who also knows one right password (or whose victim
 signs in meanwhile) gets no fresh five. Counters whose window has passed are deleted on the way.
+
+Every transaction here touches the counter rows in one order (sorted by key), and the purge
+skips rows another transaction holds, so concurrent sign-ins wait for each other on
+PostgreSQL but never deadlock.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, delete, update
+from sqlalchemy import case, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -45,8 +49,14 @@ class Throttle:
         return max(1, math.ceil(self.retry_after.total_seconds() / 60))
 
 
-def _keys(login: str, address: str) -> dict[str, int]:
-    return {f"login:{login[:150]}": MAX_FAILURES, f"address:{address[:64]}": MAX_ADDRESS_FAILURES}
+def _keys(login: str, address: str, site_limit: int = SITE_LIMIT) -> dict[str, int]:
+    """Each counter this attempt moves and its limit, in the one order rows are locked."""
+    limits = {
+        f"login:{login[:150]}": MAX_FAILURES,
+        f"address:{address[:64]}": MAX_ADDRESS_FAILURES,
+        SITE_KEY: site_limit,
+    }
+    return dict(sorted(limits.items()))
 
 
 @asynccontextmanager
@@ -80,6 +90,14 @@ async def _increment(session: AsyncSession, key: str, now: datetime) -> tuple[in
     return int(attempts), started
 
 
+async def _purge(session: AsyncSession, now: datetime) -> None:
+    """Delete counters whose window has passed, leaving alone any another sign-in holds."""
+    expired = select(SignInCounter.key).where(SignInCounter.window_start < now - WINDOW)
+    if session.get_bind().dialect.name == "postgresql":
+        expired = expired.with_for_update(skip_locked=True)
+    await session.execute(delete(SignInCounter).where(SignInCounter.key.in_(expired)))
+
+
 async def reserve(
     session: AsyncSession,
     login: str,
@@ -89,13 +107,10 @@ async def reserve(
 ) -> Throttle:
     """Count this attempt; blocked when any counter is over its limit within WINDOW."""
     now = utc_now()
-    limits = {**_keys(login, address), SITE_KEY: site_limit}
     blocked_until: list[tuple[datetime, bool]] = []
     async with _own_transaction(session, sessionmaker) as counters:
-        await counters.execute(
-            delete(SignInCounter).where(SignInCounter.window_start < now - WINDOW)
-        )
-        for key, limit in limits.items():
+        await _purge(counters, now)
+        for key, limit in _keys(login, address, site_limit).items():
             attempts, started = await _increment(counters, key, now)
             if attempts > limit:
                 blocked_until.append((started + WINDOW, key == SITE_KEY))
@@ -112,10 +127,10 @@ async def succeeded(
     sessionmaker: async_sessionmaker[AsyncSession] | None = None,
 ) -> None:
     """A right password: each counter gets back the slot this attempt took, failures stay."""
-    keys = [*_keys(login, address), SITE_KEY]
     async with _own_transaction(session, sessionmaker) as counters:
-        await counters.execute(
-            update(SignInCounter)
-            .where(SignInCounter.key.in_(keys), SignInCounter.attempts > 0)
-            .values(attempts=SignInCounter.attempts - 1)
-        )
+        for key in _keys(login, address):
+            await counters.execute(
+                update(SignInCounter)
+                .where(SignInCounter.key == key, SignInCounter.attempts > 0)
+                .values(attempts=SignInCounter.attempts - 1)
+            )

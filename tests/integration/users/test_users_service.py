@@ -1,5 +1,7 @@
+import asyncio
+
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import Unauthorized
 from app.security import hash_password
@@ -89,3 +91,33 @@ async def test_expired_or_ended_sessions_do_not_resolve(session: AsyncSession) -
     await sessions.end(session, token)
     assert await sessions.resolve(session, token) is None
     assert await sessions.resolve(session, "made-up") is None
+
+
+async def test_concurrent_right_and_wrong_passwords_only_sign_in_or_refuse(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    # Successes give slots back while failures take them: both touch the same counter rows.
+    async with sessionmaker() as setup:
+        for login in ("alice", "bob", "carol"):
+            await make_user(setup, login, password_hash=hash_password("pw"))
+        await setup.commit()
+
+    async def attempt(number: int) -> str:
+        login = ("alice", "bob", "carol")[number % 3]
+        password = "pw" if number % 2 else "bad"
+        async with sessionmaker() as own:
+            try:
+                await service.authenticate(
+                    own,
+                    SignInRequest(login, password, f"10.0.0.{number % 4}"),
+                    counters=sessionmaker,
+                )
+            except Unauthorized:
+                return "refused"
+            except TooManyAttempts:
+                return "throttled"
+            return "signed in"
+
+    outcomes = await asyncio.gather(*(attempt(n) for n in range(60)))
+    assert set(outcomes) <= {"signed in", "refused", "throttled"}
+    assert "signed in" in outcomes
