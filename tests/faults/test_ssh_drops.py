@@ -69,9 +69,14 @@ def kill_sshd_sessions_of(pid: int) -> int:
     victims = {
         p for _, peer, pids in _sockets(f"( sport = :{SSH_PORT} )") if peer in ours for p in pids
     }
+    killed = 0
     for victim in victims:
-        os.kill(victim, signal.SIGKILL)
-    return len(victims)
+        try:
+            os.kill(victim, signal.SIGKILL)
+        except ProcessLookupError:
+            continue  # that session had already ended: its connection is gone either way
+        killed += 1
+    return killed
 
 
 def _poll_errors(portal: PortalProcess) -> float:
