@@ -241,6 +241,11 @@ class JobService:
         """
         async with self._sessionmaker() as session:
             original = await authz.get_visible_job(session, actor, job_id)
+            if original.submitted_outside:
+                raise Conflict(
+                    "This job was submitted outside the portal, so the portal has no copy of "
+                    "its script to submit again."
+                )
             request = request_from_job(original, edits or {})
         is_own = original.owner_user_id == actor.user_id
         if not is_own and reviewed_script != script_digest(original):

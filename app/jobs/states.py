@@ -9,6 +9,7 @@ SUBMIT_FAILED = "submit_failed"
 PENDING = "pending"
 HELD = "held"
 RUNNING = "running"
+COMPLETING = "completing"
 UNDETERMINED = "undetermined"
 
 _FROM_SCHEDULER: dict[JobState, str] = {

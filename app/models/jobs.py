@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.models.base import Base, one_of, utc_now
@@ -77,6 +77,8 @@ class Job(Base):
     slurm_job_id: Mapped[str | None] = mapped_column(String(32))
     array_parent_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
     array_task_id: Mapped[int | None]
+    submitted_outside: Mapped[bool] = mapped_column(default=False, server_default=false())
+    """Found in the queue, submitted without the portal (sbatch on the cluster)."""
     retry_of_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
     """The array whose failed tasks this job runs again."""
     name: Mapped[str] = mapped_column(String(200))

@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import utc_now
-from app.poller import store
+from app.poller import outside_store, store
+from app.poller.outside import outside_jobs
 from app.poller.reconcile import (
     Grace,
     TrackedJob,
@@ -123,6 +124,9 @@ async def poll_cluster_once(
         queue, records = await fetch(adapter, jobs, moment, rules, calls)
         transitions = reconcile(jobs, queue, records, moment, rules)
         await store.apply_transitions(sessionmaker, transitions)
+        directory = await outside_store.load_directory(sessionmaker, cluster)
+        found = outside_jobs(queue, jobs, directory)
+        await outside_store.record_outside_jobs(sessionmaker, cluster, found, moment)
         partitions = await _extra_work(sessionmaker, cluster, adapter, work, calls)
     except SchedulerError as exc:
         # Jobs keep their last known state: an unreachable cluster proves nothing about them.

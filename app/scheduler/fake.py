@@ -58,6 +58,7 @@ class FakeScheduler:
         log_roots: Sequence[str] = ("/home", "/scratch"),
         first_job_id: int = 1000,
         coordinators: Mapping[str, Iterable[str]] | None = None,
+        keeps_ended_jobs: bool = False,
     ) -> None:
         self.jobs: dict[str, JobInfo] = {}
         self.specs: dict[str, JobSpec] = {}
@@ -70,6 +71,8 @@ class FakeScheduler:
         self._ids = itertools.count(first_job_id)
         # account -> users who coordinate it and so may act on its jobs, as in Slurm.
         self.coordinators = {a: set(users) for a, users in (coordinators or {}).items()}
+        # slurmctld keeps ended jobs in the queue for MinJobAge, without their exit code.
+        self.keeps_ended_jobs = keeps_ended_jobs
 
     def _check_up(self, call: str) -> None:
         self.calls.append(call)
@@ -145,8 +148,16 @@ class FakeScheduler:
             raise JobNotFound(f"unknown job {job_id}") from None
 
     async def queue(self) -> list[JobInfo]:
-        """Every job not yet in a terminal state, like slurmctld's memory."""
+        """Every job not yet in a terminal state, like slurmctld's memory (ended ones too, with
+        no exit code, when ``keeps_ended_jobs``)."""
         self._check_up("queue")
+        if self.keeps_ended_jobs:
+            return [
+                dataclasses.replace(job, exit_code=None, signal=None)
+                if job.state.is_terminal
+                else job
+                for job in self.jobs.values()
+            ]
         return [job for job in self.jobs.values() if not job.state.is_terminal]
 
     async def accounting(

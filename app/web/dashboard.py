@@ -80,6 +80,7 @@ class JobRow:
     elapsed: str
     tasks: str | None
     expected_start: str | None = None
+    is_outside: bool = False
 
 
 def _row(listed: repository.JobListRow) -> JobRow:
@@ -105,6 +106,7 @@ def _row(listed: repository.JobListRow) -> JobRow:
         elapsed=format_seconds(job.elapsed_seconds),
         tasks=tasks,
         expected_start=view.expected_start(job),
+        is_outside=job.submitted_outside,
     )
 
 

@@ -309,6 +309,9 @@ class JobOut(BaseModel):
     retry_of_id: int | None = Field(
         default=None, description="The array whose failed tasks this job runs again."
     )
+    submitted_outside: bool = Field(
+        default=False, description="Found in the queue; submitted without the portal."
+    )
     started_at: datetime | None
     expected_start_at: datetime | None = Field(
         default=None,

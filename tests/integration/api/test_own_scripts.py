@@ -18,7 +18,7 @@ from app.models import Job
 from app.scheduler.fake import FakeScheduler
 from tests.factories import add_member, make_project, make_user
 from tests.integration.api.conftest import World, issue_token, serving
-from tests.slurm_versions import cluster_config, clusters_file, versions
+from tests.slurm_versions import cluster_config, clusters_file, run_on, versions
 
 TUTORIAL = """#!/bin/bash
 #SBATCH --job-name=sweep-{tag}
@@ -236,3 +236,72 @@ async def test_an_array_declared_in_the_script_ends_with_its_tasks(
     master = job["slurm_job_id"]
     tasks = [(row.slurm_job_id, row.state) for row in rows]
     assert tasks == [(f"{master}_{n}", "completed") for n in (1, 2, 3)]
+
+
+SWEEP = """#!/bin/bash
+#SBATCH --array=1-20
+#SBATCH --time=2
+#SBATCH --output={folder}/%A_%a.out
+echo "task $SLURM_ARRAY_TASK_ID"
+case $SLURM_ARRAY_TASK_ID in
+  3|7|12) if [ ! -e {folder}/retried-$SLURM_ARRAY_TASK_ID ]; then
+      touch {folder}/retried-$SLURM_ARRAY_TASK_ID; exit 1; fi ;;
+esac
+"""
+
+
+async def _tasks(on: OnCluster, job_id: int) -> dict[str, Any]:
+    response = await on.client.get(f"/api/v1/jobs/{job_id}/tasks?limit=200", headers=on.headers)
+    assert response.status_code == 200, response.text
+    found: dict[str, Any] = response.json()
+    return found
+
+
+@pytest.mark.slurm
+async def test_a_sweep_with_failing_tasks_shows_each_task_and_retries_exactly_those(
+    on_cluster: OnCluster,
+) -> None:
+    folder = f"/home/alice/portal-sweep-{uuid.uuid4().hex[:8]}"
+    array = await _run(on_cluster, SWEEP.format(folder=folder))
+    listed = await _tasks(on_cluster, array["id"])
+    assert listed["counts"] == {"completed": 17, "failed": 3}
+    for task in listed["items"]:
+        path = f"/api/v1/jobs/{task['id']}/logs/stdout"
+        log = await on_cluster.client.get(path, headers=on_cluster.headers)
+        assert log.json()["data"] == f"task {task['array_task_id']}\n", task
+    retry = await on_cluster.client.post(
+        f"/api/v1/jobs/{array['id']}/retry-failed", headers=on_cluster.headers
+    )
+    assert retry.status_code == 201, retry.text
+    assert (retry.json()["array_spec"], retry.json()["retry_of_id"]) == ("3,7,12", array["id"])
+    rerun = await _finished(on_cluster.client, on_cluster.headers, retry.json()["id"])
+    assert rerun["state"] == "completed"
+    again = await _tasks(on_cluster, rerun["id"])
+    assert [(t["array_task_id"], t["state"]) for t in again["items"]] == [
+        (3, "completed"),
+        (7, "completed"),
+        (12, "completed"),
+    ]
+
+
+@pytest.mark.slurm
+async def test_a_job_submitted_with_plain_sbatch_appears_and_ends_with_its_true_state(
+    on_cluster: OnCluster,
+) -> None:
+    wrap = "echo by hand; exit 4"
+    argv = ["runuser", "-u", "alice", "--", "sbatch", "--parsable", "-A", "physics"]
+    argv += ["-p", "debug", "-t", "2", "-J", "by-hand", "--chdir=/home/alice", f"--wrap={wrap}"]
+    done = run_on(on_cluster.version, argv, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    slurm_id = done.stdout.strip().split(";")[0]
+    found: dict[str, Any] | None = None
+    for _ in range(60):
+        listed = await on_cluster.client.get("/api/v1/jobs?mine=true", headers=on_cluster.headers)
+        found = next((j for j in listed.json()["items"] if j["slurm_job_id"] == slurm_id), None)
+        if found is not None:
+            break
+        await asyncio.sleep(0.5)
+    assert found is not None, f"job {slurm_id} never appeared"
+    assert (found["name"], found["submitted_outside"]) == ("by-hand", True)
+    ended = await _finished(on_cluster.client, on_cluster.headers, found["id"])
+    assert (ended["state"], ended["exit_code"], ended["end_cause"]) == ("failed", 4, "exit_code")

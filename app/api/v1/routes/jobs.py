@@ -61,6 +61,7 @@ def job_out(job: Job) -> JobOut:
         array_parent_id=job.array_parent_id,
         array_task_id=job.array_task_id,
         retry_of_id=job.retry_of_id,
+        submitted_outside=job.submitted_outside,
     )
 
 

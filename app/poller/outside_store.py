@@ -1,0 +1,94 @@
+"""The database side of jobs submitted outside the portal: who is known, and the new rows."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db import unit_of_work
+from app.jobs import repository, states
+from app.models import Job, Project, User, UserClusterAccount
+from app.poller.outside import Directory, OutsideJob, not_recorded
+from app.poller.rules import observed_changes
+
+OUTSIDE_NOTE = "submitted outside the portal"
+# Left to the accounting record: the queue's ended record has no exit code yet.
+_END_FACTS = frozenset({"ended_at", "exit_code", "exit_signal", "max_rss_bytes"})
+# Slurm ids are looked up in chunks so a burst of outside jobs keeps each query small.
+LOOKUP_CHUNK = 500
+
+
+async def load_directory(sessionmaker: async_sessionmaker[AsyncSession], cluster: str) -> Directory:
+    """Active portal users' usernames and the projects' accounts on ``cluster``."""
+    users = (
+        select(UserClusterAccount.username, UserClusterAccount.user_id)
+        .join(User, User.id == UserClusterAccount.user_id)
+        .where(UserClusterAccount.cluster == cluster, User.is_active.is_(True))
+    )
+    projects = select(Project.slurm_account, Project.id).where(Project.cluster == cluster)
+    async with sessionmaker() as session:
+        user_ids = {name: user_id for name, user_id in (await session.execute(users)).all()}
+        project_ids = {account: pid for account, pid in (await session.execute(projects)).all()}
+    return Directory(user_ids, project_ids)
+
+
+async def _recorded(session: AsyncSession, cluster: str, ids: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for start in range(0, len(ids), LOOKUP_CHUNK):
+        chunk = ids[start : start + LOOKUP_CHUNK]
+        query = select(Job.slurm_job_id).where(Job.cluster == cluster, Job.slurm_job_id.in_(chunk))
+        found.update(str(value) for value in await session.scalars(query))
+    return found
+
+
+def _row(cluster: str, outside: OutsideJob, now: datetime) -> Job:
+    info = outside.info
+    limit = info.time_limit
+    job = Job(
+        uuid=str(uuid.uuid4()),
+        owner_user_id=outside.owner_user_id,
+        project_id=outside.project_id,
+        cluster=cluster,
+        parameters={},
+        script="",
+        slurm_job_id=info.job_id,
+        name=(info.name or "job")[:200],
+        # An ended job's exit code is in accounting, which the next cycle reads.
+        state=states.COMPLETING if info.state.is_terminal else states.portal_state(info.state),
+        partition=(info.partition or None) and info.partition[:64],
+        time_limit_minutes=None if limit is None else int(limit.total_seconds()) // 60,
+        work_dir=info.work_dir,
+        stdout_path=info.stdout_path,
+        stderr_path=info.stderr_path,
+        submitted_outside=True,
+    )
+    for column, value in observed_changes(info, now).items():
+        if column not in _END_FACTS or not info.state.is_terminal:
+            setattr(job, column, value)
+    return job
+
+
+async def record_outside_jobs(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str,
+    candidates: Sequence[OutsideJob],
+    now: datetime,
+) -> int:
+    """Rows for the candidates no row holds yet; how many were added."""
+    if not candidates:
+        return 0
+    async with unit_of_work(sessionmaker) as session:
+        known = await _recorded(session, cluster, [c.info.job_id for c in candidates])
+        added = not_recorded(candidates, known)
+        for outside in added:
+            job = _row(cluster, outside, now)
+            session.add(job)
+            await session.flush()
+            repository.add_event(
+                session, job.id, None, job.state, reason=OUTSIDE_NOTE, source="poller"
+            )
+    return len(added)
