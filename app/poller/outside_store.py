@@ -36,12 +36,21 @@ async def load_directory(sessionmaker: async_sessionmaker[AsyncSession], cluster
     return Directory(user_ids, project_ids)
 
 
-async def _recorded(session: AsyncSession, cluster: str, ids: Sequence[str]) -> set[str]:
+async def _recorded(
+    session: AsyncSession, cluster: str, candidates: Sequence[OutsideJob]
+) -> set[str]:
+    """Slurm ids of candidates a row already stands for: by id, or by the submission's UUID
+    in the job's comment (a portal submission whose row has ended without its id)."""
     found: set[str] = set()
-    for start in range(0, len(ids), LOOKUP_CHUNK):
-        chunk = ids[start : start + LOOKUP_CHUNK]
-        query = select(Job.slurm_job_id).where(Job.cluster == cluster, Job.slurm_job_id.in_(chunk))
-        found.update(str(value) for value in await session.scalars(query))
+    for start in range(0, len(candidates), LOOKUP_CHUNK):
+        chunk = candidates[start : start + LOOKUP_CHUNK]
+        ids = [c.info.job_id for c in chunk]
+        by_id = select(Job.slurm_job_id).where(Job.cluster == cluster, Job.slurm_job_id.in_(ids))
+        found.update(str(value) for value in await session.scalars(by_id))
+        comments = {c.info.comment: c.info.job_id for c in chunk if c.info.comment}
+        if comments:
+            ours = select(Job.uuid).where(Job.uuid.in_(list(comments)))
+            found.update(comments[str(value)] for value in await session.scalars(ours))
     return found
 
 
@@ -82,7 +91,7 @@ async def record_outside_jobs(
     if not candidates:
         return 0
     async with unit_of_work(sessionmaker) as session:
-        known = await _recorded(session, cluster, [c.info.job_id for c in candidates])
+        known = await _recorded(session, cluster, candidates)
         added = not_recorded(candidates, known)
         for outside in added:
             job = _row(cluster, outside, now)

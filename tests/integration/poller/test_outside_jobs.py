@@ -106,3 +106,19 @@ async def test_a_job_that_ended_between_two_cycles_gets_its_end_from_accounting(
 
     assert (seen.state, seen.exit_code) == ("completing", None)
     assert (ended.state, ended.exit_code, ended.submitted_outside) == ("failed", 3, True)
+
+
+async def test_a_portal_job_whose_row_ended_is_not_recorded_again_from_its_comment(
+    sessionmaker: Maker,
+) -> None:
+    alice_id = await _people(sessionmaker)
+    fake = FakeScheduler(accounts={"alice": ["physics"]})
+    async with sessionmaker() as session:
+        alice = await session.get(User, alice_id)
+        physics = await session.scalar(select(Project))
+        assert alice is not None and physics is not None
+        job = await make_job(session, alice, physics, state="submit_failed")
+        await session.commit()
+    await fake.submit(replace(spec("ours"), comment=job.uuid), "alice")
+    await poll_cluster_once(sessionmaker, CLUSTER, fake)
+    assert [r.id for r in await _rows(sessionmaker)] == [job.id]
