@@ -2,7 +2,9 @@
 
 A held array of 10,000 tasks is submitted as alice and one row per task (plus the parent) is
 inserted into a fresh PostgreSQL database, then a few cycles run against the real cluster.
-The array is cancelled at the end. Run: .venv/bin/python bench/bench_poller.py
+Then 1,000 held jobs are submitted as alice with plain sbatch, outside the portal, and the
+same cycles run again: the first records them, the next ones track 11,001 rows. Everything
+is cancelled at the end. Run: .venv/bin/python bench/bench_poller.py
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ BENCH_DB_URL = os.environ.get(
     "PORTAL_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_bench_jobs"
 )
 TASKS = 10_000
+OUTSIDE = 1_000
+OUTSIDE_NAME = "bench-outside"
 
 
 def fresh_database(url: str = BENCH_DB_URL) -> str:
@@ -101,21 +105,44 @@ async def insert_rows(
 
 async def timed_cycle(
     sessionmaker: async_sessionmaker[AsyncSession], adapter: SchedulerAdapter, label: str
-) -> None:
+) -> float:
     started = time.perf_counter()
     result = await poll_cluster_once(sessionmaker, CLUSTER, adapter)
+    seconds = time.perf_counter() - started
     print(
         f"{label}: tracked={result.tracked} scheduler_calls={result.calls} "
-        f"transitions={result.transitions} ok={result.is_ok} "
-        f"time={time.perf_counter() - started:.2f}s"
+        f"transitions={result.transitions} ok={result.is_ok} time={seconds:.2f}s"
     )
+    return seconds
+
+
+def submit_outside(count: int) -> None:
+    """``count`` held jobs as alice with plain sbatch, as someone on a login node would."""
+    loop = (
+        f"for i in $(seq {count}); do sbatch --hold --account=physics --chdir=/tmp "
+        f"--output=/dev/null --job-name={OUTSIDE_NAME} --wrap=true >/dev/null || exit 1; done"
+    )
+    run_as_alice("bash", "-c", loop)
 
 
 async def measure(sessionmaker: async_sessionmaker[AsyncSession], cycles: int) -> None:
     adapter = build_adapter(load_clusters(CLUSTERS_FILE)[CLUSTER], "ssh")
     try:
-        for cycle in range(1, cycles + 1):
+        baseline = [
             await timed_cycle(sessionmaker, adapter, f"cycle {cycle}")
+            for cycle in range(1, cycles + 1)
+        ]
+        submit_outside(OUTSIDE)
+        first = await timed_cycle(sessionmaker, adapter, f"cycle recording {OUTSIDE} outside")
+        after = [
+            await timed_cycle(sessionmaker, adapter, f"cycle {cycle} with outside jobs")
+            for cycle in range(1, cycles + 1)
+        ]
+        steady = sorted(baseline)[len(baseline) // 2]
+        print(
+            f"time ratio, recording cycle / plain cycle: {first / steady:.2f}; "
+            f"later cycles / plain cycle: {sorted(after)[len(after) // 2] / steady:.2f}"
+        )
         # Tracing slows Python down several times over, so memory is measured on its own cycle.
         tracemalloc.start()
         await timed_cycle(sessionmaker, adapter, "cycle under tracemalloc")
@@ -150,6 +177,7 @@ async def main() -> None:
         await measure(sessionmaker, cycles=3)
     finally:
         subprocess.run(["scancel", array_id], check=False)  # noqa: ASYNC221
+        subprocess.run(["scancel", f"--name={OUTSIDE_NAME}"], check=False)  # noqa: ASYNC221
         await engine.dispose()
 
 
