@@ -69,3 +69,46 @@ def test_a_refused_script_keeps_the_text_and_says_why(page: Any, screenshots: Pa
         "#!/bin/bash\n#SBATCH --partition=gpu-a100\nhostname\n"
     )
     shot(page, screenshots, "script-04-refused")
+
+
+SWEEP = """#!/bin/bash
+#SBATCH --job-name=sweep-{tag}
+#SBATCH --array=1-6
+#SBATCH --time=2
+#SBATCH --output=/home/alice/portal-web-{tag}/%A_%a.out
+echo "task $SLURM_ARRAY_TASK_ID"
+case $SLURM_ARRAY_TASK_ID in 2|5) exit 1 ;; esac
+"""
+
+
+def test_an_array_page_shows_every_task_and_retries_the_failed_ones(
+    page: Any, screenshots: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    sign_in(page)
+    page.goto("/submit/script")
+    page.fill("#script", SWEEP.format(tag=tag))
+    page.get_by_role("button", name="Submit job").click()
+    page.wait_for_url(re.compile(r".*/jobs/\d+$"), timeout=60_000)
+    array_url = page.url
+    expect(page.locator(STATUS_BADGE)).to_have_text("Failed", timeout=180_000)
+    page.reload()
+    expect(page.locator(".array-tasks")).to_contain_text("6 tasks, 2 ended without completing.")
+    expect(page.locator(".task-table tbody tr")).to_have_count(6)
+    shot(page, screenshots, "array-01-tasks")
+    page.get_by_role("link", name="Not completed (2)").click()
+    expect(page.locator(".task-table tbody tr")).to_have_count(2)
+    page.locator("#task-5").get_by_role("link", name="output").click()
+    expect(page.locator("body")).to_contain_text("task 5")
+    page.goto(array_url)
+    page.get_by_role("button", name="Retry the 2 failed tasks").click()
+    page.wait_for_url(re.compile(r".*/jobs/\d+$"), timeout=60_000)
+    expect(page.locator(".facts")).to_contain_text("the failed tasks of job")
+    expect(page.locator(STATUS_BADGE)).to_have_text("Failed", timeout=180_000)
+    shot(page, screenshots, "array-02-retry")
+    page.goto("/jobs?whose=projects")
+    expect(page.locator("#job-results")).to_contain_text(f"sweep-{tag}")
+    shot(page, screenshots, "job-list-projects")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(array_url)
+    shot(page, screenshots, "array-03-phone")
