@@ -164,3 +164,25 @@ async def make_job(
 async def as_actor(session: AsyncSession, user: User) -> Actor:
     """The actor services see for ``user``, with the roles stored right now."""
     return await actor_for(session, user)
+
+
+async def make_array(
+    session: AsyncSession,
+    owner: User,
+    project: Project,
+    task_states: dict[int, str],
+    **fields: Any,
+) -> Job:
+    """An array row with one task row per index in ``task_states`` (index → state)."""
+    array = await make_job(session, owner, project, **fields)
+    shared = {k: v for k, v in fields.items() if k not in ("array_spec", "state", "slurm_job_id")}
+    for index, state in task_states.items():
+        await make_job(
+            session,
+            owner,
+            project,
+            state=state,
+            slurm_job_id=f"{array.slurm_job_id}_{index}",
+            **(shared | {"array_parent_id": array.id, "array_task_id": index}),
+        )
+    return array

@@ -7,34 +7,25 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Job, User
 from app.scheduler.fake import FakeScheduler
-from tests.factories import make_job
+from tests.factories import make_array, make_job
 from tests.integration.api.conftest import World, issue_token
 
 FAILED = {3: "failed", 7: "out_of_memory", 12: "timeout"}
 
 
 async def _array(session: AsyncSession, world: World, owner: User) -> Job:
-    array = await make_job(
+    states = {index: FAILED.get(index, "completed") for index in range(1, 21)}
+    array = await make_array(
         session,
         owner,
         world.physics,
+        states,
         name="sweep",
         state="failed",
         slurm_job_id="900",
         array_spec="1-20",
         script="#!/bin/bash\necho $SLURM_ARRAY_TASK_ID\n",
     )
-    for index in range(1, 21):
-        await make_job(
-            session,
-            owner,
-            world.physics,
-            name="sweep",
-            state=FAILED.get(index, "completed"),
-            slurm_job_id=f"900_{index}",
-            array_parent_id=array.id,
-            array_task_id=index,
-        )
     await session.commit()
     return array
 

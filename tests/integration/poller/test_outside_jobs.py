@@ -35,6 +35,18 @@ async def _people(sessionmaker: Maker) -> int:
         return alice.id
 
 
+async def _portal_row(sessionmaker: Maker, state: str) -> Job:
+    """Alice's portal submission in ``state``, with no Slurm id recorded."""
+    alice_id = await _people(sessionmaker)
+    async with sessionmaker() as session:
+        alice = await session.get(User, alice_id)
+        physics = await session.scalar(select(Project))
+        assert alice is not None and physics is not None
+        job = await make_job(session, alice, physics, state=state)
+        await session.commit()
+    return job
+
+
 async def _rows(sessionmaker: Maker) -> list[Job]:
     async with sessionmaker() as session:
         return list(await session.scalars(select(Job).order_by(Job.id)))
@@ -75,14 +87,8 @@ async def test_a_mapped_users_own_sbatch_job_is_recorded_once_and_tracked_to_its
 async def test_a_portal_submission_is_never_taken_for_an_outside_job(
     sessionmaker: Maker,
 ) -> None:
-    alice_id = await _people(sessionmaker)
     fake = FakeScheduler(accounts={"alice": ["physics"]})
-    async with sessionmaker() as session:
-        alice = await session.get(User, alice_id)
-        physics = await session.scalar(select(Project))
-        assert alice is not None and physics is not None
-        job = await make_job(session, alice, physics, state="submitting")
-        await session.commit()
+    job = await _portal_row(sessionmaker, "submitting")
     # sbatch answered, the submitter has not recorded the id yet: the comment is the row's.
     await fake.submit(replace(spec("ours"), comment=job.uuid), "alice")
     await poll_cluster_once(sessionmaker, CLUSTER, fake)
@@ -111,14 +117,8 @@ async def test_a_job_that_ended_between_two_cycles_gets_its_end_from_accounting(
 async def test_a_portal_job_whose_row_ended_is_not_recorded_again_from_its_comment(
     sessionmaker: Maker,
 ) -> None:
-    alice_id = await _people(sessionmaker)
     fake = FakeScheduler(accounts={"alice": ["physics"]})
-    async with sessionmaker() as session:
-        alice = await session.get(User, alice_id)
-        physics = await session.scalar(select(Project))
-        assert alice is not None and physics is not None
-        job = await make_job(session, alice, physics, state="submit_failed")
-        await session.commit()
+    job = await _portal_row(sessionmaker, "submit_failed")
     await fake.submit(replace(spec("ours"), comment=job.uuid), "alice")
     await poll_cluster_once(sessionmaker, CLUSTER, fake)
     assert [r.id for r in await _rows(sessionmaker)] == [job.id]

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.jobs.service import JobService
 from app.models import Job
 from app.scheduler.fake import FakeScheduler
-from tests.factories import make_job
+from tests.factories import make_array
 from tests.integration.web.conftest import People, sign_in
 
 Maker = async_sessionmaker[AsyncSession]
@@ -29,12 +29,13 @@ def fake(app: FastAPI, sessionmaker: Maker) -> FakeScheduler:
 
 
 async def _array(sessionmaker: Maker, people: People, owner: str = "alice") -> Job:
-    user = getattr(people, owner)
+    states = {index: FAILED.get(index, "completed") for index in range(1, 21)}
     async with sessionmaker() as session:
-        array = await make_job(
+        array = await make_array(
             session,
-            user,
+            getattr(people, owner),
             people.physics,
+            states,
             name="sweep",
             state="failed",
             slurm_job_id="900",
@@ -42,19 +43,6 @@ async def _array(sessionmaker: Maker, people: People, owner: str = "alice") -> J
             stdout_path="/home/alice/sweep/%A_%a.out",
             script="#!/bin/bash\n#SBATCH --array=1-20%4\necho $SLURM_ARRAY_TASK_ID\n",
         )
-        for index in range(1, 21):
-            await make_job(
-                session,
-                user,
-                people.physics,
-                name="sweep",
-                state=FAILED.get(index, "completed"),
-                slurm_job_id=f"900_{index}",
-                array_parent_id=array.id,
-                array_task_id=index,
-                exit_code=1 if index == 3 else 0,
-                stdout_path="/home/alice/sweep/%A_%a.out",
-            )
         await session.commit()
     return array
 
