@@ -93,10 +93,10 @@ async def record_outside_jobs(
     async with unit_of_work(sessionmaker) as session:
         known = await _recorded(session, cluster, candidates)
         added = not_recorded(candidates, known)
-        for outside in added:
-            job = _row(cluster, outside, now)
-            session.add(job)
-            await session.flush()
+        rows = [_row(cluster, outside, now) for outside in added]
+        session.add_all(rows)
+        await session.flush()  # one round trip for every id the events need
+        for job in rows:
             repository.add_event(
                 session, job.id, None, job.state, reason=OUTSIDE_NOTE, source="poller"
             )
