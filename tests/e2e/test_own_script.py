@@ -103,7 +103,7 @@ def test_an_array_page_shows_every_task_and_retries_the_failed_ones(
     page.goto(array_url)
     page.get_by_role("button", name="Retry the 2 failed tasks").click()
     page.wait_for_url(re.compile(r".*/jobs/\d+$"), timeout=60_000)
-    expect(page.locator(".facts")).to_contain_text("the failed tasks of job")
+    expect(page.locator(".facts").first).to_contain_text("the failed tasks of job")
     expect(page.locator(STATUS_BADGE)).to_have_text("Failed", timeout=180_000)
     shot(page, screenshots, "array-02-retry")
     page.goto("/jobs?whose=projects")
