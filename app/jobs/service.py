@@ -274,7 +274,7 @@ class JobService:
                     'Only the array\'s owner can retry its tasks; "Resubmit a copy" runs its '
                     "script as you after you have reviewed it."
                 )
-            spec = await tasks.failed_task_spec(session, actor, job_id)
+            spec = await tasks.failed_task_spec(session, array)
         request = request_from_job(array, {"array_spec": spec})
         request = dataclasses.replace(request, retry_of_id=array.id)
         note = submission.AuditNote("job.retry_failed", origin, {"retry_of": job_id, "tasks": spec})

@@ -37,14 +37,6 @@ class TaskPage:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    @property
-    def failed_indices(self) -> list[int]:
-        return sorted(
-            t.array_task_id
-            for t in self.tasks
-            if t.state in RETRIED_STATES and t.array_task_id is not None
-        )
-
 
 async def visible_array(session: AsyncSession, actor: Actor, job_id: int) -> Job:
     """The array job ``job_id``; NotFound when it is not one the actor can see."""
@@ -88,9 +80,8 @@ def index_spec(indices: Iterable[int], throttle: str | None = None) -> str:
     return ",".join(parts) + (f"%{throttle}" if throttle else "")
 
 
-async def failed_task_spec(session: AsyncSession, actor: Actor, job_id: int) -> str:
-    """The array spec that runs the array's failed tasks again; Conflict when there are none."""
-    array = await visible_array(session, actor, job_id)
+async def failed_task_spec(session: AsyncSession, array: Job) -> str:
+    """The array spec that runs ``array``'s failed tasks again; Conflict when there are none."""
     tasks = await repository.list_array_tasks(session, array.id, tuple(sorted(RETRIED_STATES)))
     indices = [t.array_task_id for t in tasks if t.array_task_id is not None]
     if not indices:

@@ -30,9 +30,7 @@ async def submit_job(
     idempotency_key: str | None,
 ) -> int:
     """Submits ``job`` for ``actor`` and returns the portal job id."""
-    service = getattr(request.app.state, "job_service", None)
-    if service is None:
-        raise ServiceUnavailable("Job submission is not enabled on this portal.")
+    service = job_service_of(request)
     await release_connection(session)
     submitted = await service.submit(actor, job, idempotency_key, origin=web_origin(request))
     job_id: int = submitted.id
@@ -41,8 +39,6 @@ async def submit_job(
 
 async def check_job(request: Request, session: AsyncSession, actor: Actor, job: JobRequest) -> None:
     """Asks the cluster whether it would take ``job``; raises what a submission would."""
-    service = getattr(request.app.state, "job_service", None)
-    if service is None:
-        raise ServiceUnavailable("Job submission is not enabled on this portal.")
+    service = job_service_of(request)
     await release_connection(session)
     await service.check(actor, job)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 
+from fastapi import Request
+
 from app.api.v1.errors import BadRequest
 
 _PREFIX = "job:"
@@ -26,3 +28,11 @@ def decode_cursor(cursor: str | None) -> int | None:
     if not text.startswith(_PREFIX) or not number.isdigit() or len(number) > 18:
         raise BadRequest("The cursor is not one this API gave out.")
     return int(number)
+
+
+def next_page(request: Request, after: int | None) -> tuple[str | None, str | None]:
+    """(cursor, URL) of the page after ``after``; (None, None) on the last page."""
+    if after is None:
+        return None, None
+    cursor = encode_cursor(after)
+    return cursor, str(request.url.include_query_params(cursor=cursor))

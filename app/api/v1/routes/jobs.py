@@ -6,7 +6,7 @@ from fastapi import APIRouter, Header, Query, Request, status
 
 from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
 from app.api.v1.errors import BadRequest
-from app.api.v1.pagination import decode_cursor, encode_cursor
+from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
 from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn
 from app.api.v1.submissions import submission_from
@@ -65,6 +65,14 @@ def job_out(job: Job) -> JobOut:
     )
 
 
+def known_states(states: list[str] | None) -> tuple[str, ...]:
+    """The ``state`` filter as given; 400 naming any state the portal does not have."""
+    unknown = sorted(set(states or ()) - set(JOB_STATES))
+    if unknown:
+        raise BadRequest(f"Unknown state: {', '.join(unknown)}.")
+    return tuple(states or ())
+
+
 def checked_key(key: str | None) -> str | None:
     if key is not None and not 1 <= len(key) <= MAX_KEY_LENGTH:
         raise BadRequest(f"Idempotency-Key must be 1 to {MAX_KEY_LENGTH} characters.")
@@ -109,18 +117,14 @@ async def list_jobs(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
 ) -> JobPageOut:
-    unknown = sorted(set(state or ()) - set(JOB_STATES))
-    if unknown:
-        raise BadRequest(f"Unknown state: {', '.join(unknown)}.")
     filters = JobFilters(
-        states=tuple(state or ()),
+        states=known_states(state),
         project_id=project_id,
         cluster=cluster,
         owner_user_id=principal.actor.user_id if mine else None,
     )
     page = await jobs.list_jobs(session, principal.actor, filters, decode_cursor(cursor), limit)
-    next_cursor = encode_cursor(page.next_cursor) if page.next_cursor is not None else None
-    next_url = str(request.url.include_query_params(cursor=next_cursor)) if next_cursor else None
+    next_cursor, next_url = next_page(request, page.next_cursor)
     return JobPageOut(
         items=[job_out(j) for j in page.items], next_cursor=next_cursor, next=next_url
     )

@@ -7,10 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, status
 
 from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
-from app.api.v1.errors import BadRequest
-from app.api.v1.pagination import decode_cursor, encode_cursor
+from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
-from app.api.v1.routes.jobs import IdempotencyKey, checked_key, job_out
+from app.api.v1.routes.jobs import IdempotencyKey, checked_key, job_out, known_states
 from app.api.v1.schemas import JobOut, TaskPageOut
 from app.deps import SessionDep
 from app.jobs import tasks
@@ -29,15 +28,10 @@ async def list_tasks(
     limit: Annotated[int, Query(ge=1, le=tasks.TASK_PAGE_SIZE)] = 100,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
 ) -> TaskPageOut:
-    unknown = sorted(set(state or ()) - set(JOB_STATES))
-    if unknown:
-        raise BadRequest(f"Unknown state: {', '.join(unknown)}.")
     found = await tasks.task_page(
-        session, principal.actor, job_id, tuple(state or ()), decode_cursor(cursor), limit
+        session, principal.actor, job_id, known_states(state), decode_cursor(cursor), limit
     )
-    after = found.next_after
-    next_cursor = encode_cursor(after) if after is not None else None
-    next_url = str(request.url.include_query_params(cursor=next_cursor)) if next_cursor else None
+    next_cursor, next_url = next_page(request, found.next_after)
     return TaskPageOut(
         items=[job_out(task) for task in found.tasks],
         counts=found.counts,
