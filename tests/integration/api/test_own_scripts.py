@@ -6,6 +6,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -305,3 +306,36 @@ async def test_a_job_submitted_with_plain_sbatch_appears_and_ends_with_its_true_
     assert (found["name"], found["submitted_outside"]) == ("by-hand", True)
     ended = await _finished(on_cluster.client, on_cluster.headers, found["id"])
     assert (ended["state"], ended["exit_code"], ended["end_cause"]) == ("failed", 4, "exit_code")
+
+
+@pytest.mark.slurm
+async def test_a_job_waiting_for_cpus_shows_slurms_expected_start(on_cluster: OnCluster) -> None:
+    # Two jobs fill the node's two CPUs; the third waits, and Slurm's backfill scheduler
+    # estimates when it will start (within its 30 s interval).
+    script = "#!/bin/bash\n#SBATCH --time=3\n#SBATCH --cpus-per-task=1\nsleep 150\n"
+    body = {"script": script, "project_id": on_cluster.project_id}
+    ids: list[int] = []
+    try:
+        for _ in range(3):
+            answer = await on_cluster.client.post(
+                "/api/v1/jobs", json=body, headers=on_cluster.headers
+            )
+            assert answer.status_code == 201, answer.text
+            ids.append(answer.json()["id"])
+        waiting: dict[str, Any] = {}
+        for _ in range(150):
+            waiting = (
+                await on_cluster.client.get(f"/api/v1/jobs/{ids[2]}", headers=on_cluster.headers)
+            ).json()
+            if waiting["expected_start_at"]:
+                break
+            await asyncio.sleep(0.5)
+        assert waiting["state"] == "pending" and waiting["expected_start_at"], waiting
+        estimate = datetime.fromisoformat(waiting["expected_start_at"])
+        submitted = datetime.fromisoformat(waiting["submitted_at"])
+        assert submitted < estimate <= submitted + timedelta(minutes=4)
+    finally:
+        for job_id in ids:
+            await on_cluster.client.post(
+                f"/api/v1/jobs/{job_id}/cancel", headers=on_cluster.headers
+            )
