@@ -76,8 +76,8 @@ def expand_log_path(template: str, job: Job, username: str) -> str:
     """Replace Slurm's filename patterns (%j, %A, %a, %x, %u, %%) with this job's values."""
     job_id = job.slurm_job_id or ""
     array_id, _, task_id = job_id.partition("_")
-    # An array task's own numeric id is not recorded; %A_%a is what array scripts use.
-    values = PatternValues(job_id, job.name, username, array_id, task_id)
+    # A task row seen before its own number was recorded falls back to its array's.
+    values = PatternValues(job.slurm_raw_id or array_id, job.name, username, array_id, task_id)
     return expand(template, values)
 
 

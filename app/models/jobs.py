@@ -75,6 +75,8 @@ class Job(Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(128))
     # Text, not a number: array tasks are identified as "<array job id>_<task id>".
     slurm_job_id: Mapped[str | None] = mapped_column(String(32))
+    slurm_raw_id: Mapped[str | None] = mapped_column(String(32))
+    """Slurm's own number for the record (an array task has its own); ``%j`` in log paths."""
     array_parent_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
     array_task_id: Mapped[int | None]
     submitted_outside: Mapped[bool] = mapped_column(default=False, server_default=false())

@@ -120,10 +120,20 @@ def expected_start(info: JobInfo, now: datetime) -> datetime | None:
     return info.start_time
 
 
+# The width of the jobs table's path columns; Slurm allows longer (PATH_MAX).
+PATH_COLUMN_WIDTH = 1024
+
+
+def storable_path(path: str | None) -> str | None:
+    """``path`` when a column can hold it: a cut path would name another file."""
+    return path if path and len(path) <= PATH_COLUMN_WIDTH else None
+
+
 def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
     """Column values a scheduler record tells us about (None values are left out)."""
     values: dict[str, Any] = {
         "native_state": info.native_state[:64] or None,
+        "slurm_raw_id": info.raw_job_id,
         "submitted_at": info.submit_time,
         "started_at": actual_start(info, now),
         "elapsed_seconds": info.elapsed_seconds,

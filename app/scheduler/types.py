@@ -86,6 +86,8 @@ class JobInfo:
     job_id: str
     state: JobState
     native_state: str = ""
+    raw_job_id: str | None = None
+    """Slurm's own number for this record: an array task has one of its own (``%j``)."""
     array_job_id: str | None = None
     array_task_id: str | None = None
     reason: str | None = None

@@ -130,12 +130,21 @@ def expand_output_path(
     user: str | None,
     array_job_id: str | None = None,
     array_task_id: str | None = None,
+    raw_job_id: str | None = None,
 ) -> str | None:
-    """Expand sbatch filename patterns (%j %x %A %a %u %%) where the values are known."""
+    """Expand sbatch filename patterns (%j %x %A %a %u %%) where the values are known.
+
+    ``%j`` is the record's own number (``raw_job_id``): an array task's differs from its
+    array's. Without it, a task's ``%j`` is left for the caller, never guessed; the pending
+    rest of an array keeps ``%j`` and ``%a``, which each task fills in.
+    """
     if is_absent(pattern) or pattern is None:
         return None
     is_single_task = array_task_id is not None and array_task_id.isdigit()
-    raw_id = job_id.split("_", 1)[0]
+    if array_task_id is not None:  # a task, or the pending rest of an array: each its own
+        raw_id = raw_job_id if is_single_task else None
+    else:
+        raw_id = raw_job_id or job_id
     values = {
         "j": raw_id,
         "J": raw_id,
@@ -183,10 +192,12 @@ def _squeue_job(row: Mapping[str, str]) -> JobInfo:
     reason = _none(row["reason"])
     state = state_from_slurm(row["state"], reason)
     exit_code, signal = parse_squeue_exit(row["exit_status"]) if state.is_terminal else (None, None)
-    names = {"job_id": job_id, "name": row["name"], "user": row["user"]}
+    raw_job_id = _none(row["raw_job_id"])
+    names = {"job_id": job_id, "raw": raw_job_id or "", "name": row["name"], "user": row["user"]}
     stdout_path = _expand(row["stdout"], names, array_job_id, array_task_id)
     return JobInfo(
         job_id=job_id,
+        raw_job_id=raw_job_id,
         array_job_id=array_job_id,
         array_task_id=array_task_id,
         state=state,
@@ -225,6 +236,7 @@ def _expand(
         user=names["user"],
         array_job_id=array_job_id,
         array_task_id=array_task_id,
+        raw_job_id=names["raw"] or None,
     )
 
 
@@ -256,6 +268,7 @@ def _sacct_job(row: Mapping[str, str], max_rss: int | None) -> JobInfo:
     elapsed = row["ElapsedRaw"]
     return JobInfo(
         job_id=job_id,
+        raw_job_id=_none(row["JobIDRaw"]),
         array_job_id=array_job_id,
         array_task_id=array_task_id,
         state=state,

@@ -65,6 +65,7 @@ def _paths(
             user=_text(job.get("user_name")),
             array_job_id=array_job_id,
             array_task_id=array_task_id,
+            raw_job_id=str(job["job_id"]),
         )
     return paths
 
@@ -102,6 +103,7 @@ def job_from_rest(raw: Mapping[str, Any], version: str) -> JobInfo:
     paths = _paths(job, array_job_id, array_task_id)
     return JobInfo(
         job_id=job_id,
+        raw_job_id=str(job["job_id"]),
         array_job_id=array_job_id,
         array_task_id=array_task_id,
         state=state,
@@ -187,6 +189,7 @@ def job_from_dbv0038(job: Mapping[str, Any]) -> JobInfo:
     limit = times.get("limit")
     return JobInfo(
         job_id=job_id,
+        raw_job_id=str(job["job_id"]),
         array_job_id=str(array_job) if array_job else None,
         array_task_id=str(task) if array_job and task is not None else None,
         state=state,

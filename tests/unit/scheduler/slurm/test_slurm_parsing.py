@@ -60,13 +60,43 @@ def test_array_ids(job_id: str, parts: tuple[str | None, str | None]) -> None:
 def test_output_path_patterns_expand_for_array_tasks() -> None:
     path = parsing.expand_output_path(
         "/home/u/%x-%A_%a-%j-%u%%.out",
-        job_id="30",
+        job_id="23_1",
         name="sweep",
         user="u",
         array_job_id="23",
         array_task_id="1",
+        raw_job_id="30",
     )
     assert path == "/home/u/sweep-23_1-30-u%.out"
+
+
+def test_a_tasks_own_number_is_never_guessed_from_its_arrays() -> None:
+    path = parsing.expand_output_path(
+        "/home/u/%A_%a-%j.out",
+        job_id="23_1",
+        name="s",
+        user="u",
+        array_job_id="23",
+        array_task_id="1",
+    )
+    assert path == "/home/u/23_1-%j.out"
+
+
+def test_array_tasks_carry_their_own_slurm_number(recorded) -> None:
+    tasks = [j for j in parsing.parse_sacct(recorded.text("sacct.txt")) if j.array_task_id]
+    assert tasks
+    for task in tasks:
+        assert task.raw_job_id and task.raw_job_id.isdigit(), task.job_id
+    # Each task has a number of its own; the one started last keeps its array's.
+    assert len({task.raw_job_id for task in tasks}) == len(tasks)
+    assert any(task.raw_job_id != task.array_job_id for task in tasks)
+    plain = by_id(parsing.parse_sacct(recorded.text("sacct.txt")))[recorded.jobs["hello"]]
+    assert plain.raw_job_id == recorded.jobs["hello"]
+
+
+def test_squeue_records_carry_slurms_own_number(recorded) -> None:
+    for job in parsing.parse_squeue(recorded.text("squeue-active.txt")):
+        assert job.raw_job_id and job.raw_job_id.isdigit(), job.job_id
 
 
 def test_sacct_folds_steps_into_jobs(recorded) -> None:

@@ -103,6 +103,7 @@ def test_rest_and_squeue_text_agree_on_finished_jobs(recorded) -> None:
                 "stdout_path",
                 "stderr_path",
                 "time_limit",
+                "raw_job_id",
             )
             assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields], (api, job_id)
 
