@@ -16,6 +16,7 @@ from app.poller.rules import (
     is_settled_in_queue,
     is_task_record,
     observed_changes,
+    storable_path,
 )
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo
@@ -47,10 +48,16 @@ def new_task_rows(
     for info in records:
         if not is_task_record(info) or info.job_id in known_task_ids:
             continue
+        # Slurm's own path for the task, where the record has one, is the file it writes.
+        paths = {
+            "stdout_path": storable_path(info.stdout_path),
+            "stderr_path": storable_path(info.stderr_path),
+        }
         changes = observed_changes(info, now) | {
             "slurm_job_id": info.job_id,
             "array_task_id": int(info.array_task_id or 0),
         }
+        changes |= {column: path for column, path in paths.items() if path}
         created.append(
             Transition(
                 None,
@@ -64,7 +71,7 @@ def new_task_rows(
     return created
 
 
-def _active_parent_state(records: list[JobInfo]) -> str:
+def active_parent_state(records: list[JobInfo]) -> str:
     task_states = {info.state for info in records if is_task_record(info)}
     if task_states & {JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED}:
         return states.RUNNING
@@ -107,7 +114,7 @@ def reconcile_parent(
         return None
     unfinished = [info for info in records if not info.state.is_terminal]
     if unfinished:
-        target = _active_parent_state(records)
+        target = active_parent_state(records)
         return Transition(parent.id, parent.state, target, None, {"last_seen_at": now})
     tasks = [info for info in records if is_task_record(info)]
     return _ended_parent(parent, tasks, now)

@@ -12,12 +12,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.db import unit_of_work
 from app.jobs import repository, states
 from app.models import Job, Project, User, UserClusterAccount
+from app.poller.arrays_reconcile import active_parent_state
 from app.poller.outside import Directory, OutsideJob, not_recorded
-from app.poller.rules import observed_changes
+from app.poller.rules import observed_changes, storable_path
 
 OUTSIDE_NOTE = "submitted outside the portal"
 # Left to the accounting record: the queue's ended record has no exit code yet.
 _END_FACTS = frozenset({"ended_at", "exit_code", "exit_signal", "max_rss_bytes"})
+_ARRAY_FACTS = _END_FACTS | {"elapsed_seconds", "total_cpu_seconds", "started_at", "native_state"}
 # Slurm ids are looked up in chunks so a burst of outside jobs keeps each query small.
 LOOKUP_CHUNK = 500
 
@@ -54,6 +56,24 @@ async def _recorded(
     return found
 
 
+def _first_state(outside: OutsideJob) -> str:
+    """The state a new row starts in; an ended job's exit code is in accounting, read next."""
+    if outside.array_records:
+        if all(r.state.is_terminal for r in outside.array_records):
+            return states.COMPLETING
+        return active_parent_state(list(outside.array_records))
+    info = outside.info
+    return states.COMPLETING if info.state.is_terminal else states.portal_state(info.state)
+
+
+def _left_to_later(outside: OutsideJob) -> frozenset[str]:
+    """Facts the first record cannot give: an array's are its tasks' (their rows, from the
+    next cycle on); an ended job's are in accounting."""
+    if outside.array_records:
+        return _ARRAY_FACTS
+    return _END_FACTS if outside.info.state.is_terminal else frozenset()
+
+
 def _row(cluster: str, outside: OutsideJob, now: datetime) -> Job:
     info = outside.info
     limit = info.time_limit
@@ -66,17 +86,18 @@ def _row(cluster: str, outside: OutsideJob, now: datetime) -> Job:
         script="",
         slurm_job_id=info.job_id,
         name=(info.name or "job")[:200],
-        # An ended job's exit code is in accounting, which the next cycle reads.
-        state=states.COMPLETING if info.state.is_terminal else states.portal_state(info.state),
+        state=_first_state(outside),
+        array_spec=outside.array_spec,
         partition=(info.partition or None) and info.partition[:64],
         time_limit_minutes=None if limit is None else int(limit.total_seconds()) // 60,
-        work_dir=info.work_dir,
-        stdout_path=info.stdout_path,
-        stderr_path=info.stderr_path,
+        work_dir=storable_path(info.work_dir),
+        stdout_path=storable_path(info.stdout_path),
+        stderr_path=storable_path(info.stderr_path),
         submitted_outside=True,
     )
+    skipped = _left_to_later(outside)
     for column, value in observed_changes(info, now).items():
-        if column not in _END_FACTS or not info.state.is_terminal:
+        if column not in skipped:
             setattr(job, column, value)
     return job
 

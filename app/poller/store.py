@@ -68,6 +68,7 @@ def _task_row(parent: Job, change: Transition) -> Job:
         parameters={},
         script=parent.script,
         array_parent_id=parent.id,
+        submitted_outside=parent.submitted_outside,
         name=parent.name,
         state=change.to_state,
         partition=parent.partition,

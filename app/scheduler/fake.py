@@ -163,11 +163,13 @@ class FakeScheduler:
     async def accounting(
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None
     ) -> list[JobInfo]:
-        """All recorded jobs, filtered by id or submit time."""
+        """All recorded jobs, filtered by id (an array's id gives its tasks, as in sacct) or
+        submit time."""
         self._check_up("accounting")
         jobs = list(self.jobs.values())
         if job_ids is not None:
-            jobs = [job for job in jobs if job.job_id in set(job_ids)]
+            wanted = set(job_ids)
+            jobs = [j for j in jobs if j.job_id in wanted or j.array_job_id in wanted]
         if since is not None:
             jobs = [job for job in jobs if job.submit_time and job.submit_time >= since]
         return jobs
@@ -217,6 +219,15 @@ class FakeScheduler:
     ) -> AsyncIterator[bytes]:
         """Yield bytes appended to a file in ``files``."""
         return follow_file(self, path, as_user, offset=offset, interval=interval)
+
+    async def batch_script(self, job_id: str, as_user: str) -> str | None:
+        """The script of a job submitted here, to its owner; None otherwise."""
+        self._check_up("batch_script")
+        array_id = job_id.partition("_")[0]
+        job, spec = self.jobs.get(array_id), self.specs.get(array_id)
+        if job is None or spec is None or job.user != as_user:
+            return None
+        return spec.script
 
     async def partitions(self) -> list[PartitionInfo]:
         """The configured partitions."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -10,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.models import Job, JobEvent, Project, User
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
-from app.scheduler.types import JobSpec
+from app.scheduler.states import JobState
+from app.scheduler.types import JobInfo, JobSpec
 from tests.factories import add_member, make_job, make_project, make_user
 
 CLUSTER = "testcluster"
@@ -122,3 +125,68 @@ async def test_a_portal_job_whose_row_ended_is_not_recorded_again_from_its_comme
     await fake.submit(replace(spec("ours"), comment=job.uuid), "alice")
     await poll_cluster_once(sessionmaker, CLUSTER, fake)
     assert [r.id for r in await _rows(sessionmaker)] == [job.id]
+
+
+def _task(index: str, state: JobState, raw: str, **more: Any) -> JobInfo:
+    more.setdefault("stdout_path", f"/home/alice/sweep-{raw}.out")
+    return JobInfo(
+        job_id=f"700_{index}",
+        raw_job_id=raw,
+        array_job_id="700",
+        array_task_id=index,
+        state=state,
+        native_state=state.name,
+        user="alice",
+        account="physics",
+        name="sweep",
+        submit_time=datetime.now(UTC),
+        **more,
+    )
+
+
+async def test_an_array_submitted_by_hand_gets_one_row_and_a_row_per_task_to_its_end(
+    sessionmaker: Maker,
+) -> None:
+    alice_id = await _people(sessionmaker)
+    fake = FakeScheduler(accounts={"alice": ["physics"]})
+    rest = _task("[3-4]", JobState.QUEUED, "700", stdout_path="/home/alice/sweep-%j.out")
+    fake.jobs = {
+        "700_1": _task("1", JobState.RUNNING, "701"),
+        "700_2": _task("2", JobState.RUNNING, "702"),
+        rest.job_id: rest,
+    }
+    await poll_cluster_once(sessionmaker, CLUSTER, fake)
+    [array] = await _rows(sessionmaker)
+    await poll_cluster_once(sessionmaker, CLUSTER, fake)
+    started = await _rows(sessionmaker)
+
+    assert (array.slurm_job_id, array.array_spec, array.owner_user_id) == (
+        "700",
+        "1-2,3-4",
+        alice_id,
+    )
+    assert (array.state, array.submitted_outside, array.array_parent_id) == ("running", True, None)
+    assert array.stdout_path == "/home/alice/sweep-%j.out"
+    assert [(t.slurm_job_id, t.slurm_raw_id, t.stdout_path) for t in started[1:]] == [
+        ("700_1", "701", "/home/alice/sweep-701.out"),
+        ("700_2", "702", "/home/alice/sweep-702.out"),
+    ]
+
+    ended = {"exit_code": 0, "end_time": datetime.now(UTC), "total_cpu_seconds": 4.0}
+    fake.jobs = {
+        "700_1": _task("1", JobState.COMPLETED, "701", **ended),
+        "700_2": _task("2", JobState.COMPLETED, "702", **ended),
+        "700_3": _task("3", JobState.FAILED, "703", **ended | {"exit_code": 2}),
+        "700_4": _task("4", JobState.COMPLETED, "700", **ended),
+    }
+    for _ in range(3):
+        await poll_cluster_once(sessionmaker, CLUSTER, fake)
+    [parent, *tasks] = await _rows(sessionmaker)
+
+    assert (parent.id, parent.state, parent.exit_code) == (array.id, "failed", 2)
+    assert [(t.array_task_id, t.state, t.slurm_raw_id, t.submitted_outside) for t in tasks] == [
+        (1, "completed", "701", True),
+        (2, "completed", "702", True),
+        (3, "failed", "703", True),
+        (4, "completed", "700", True),
+    ]

@@ -21,7 +21,7 @@ def record(job_id: str, state: JobState = JobState.RUNNING, **fields: object) ->
     return JobInfo(job_id=job_id, state=state, native_state=state.name, **values)  # type: ignore[arg-type]
 
 
-def test_only_plain_jobs_of_mapped_users_and_accounts_nobody_tracks_are_taken() -> None:
+def test_only_jobs_of_mapped_users_and_accounts_nobody_tracks_are_taken() -> None:
     queue = [
         record("100"),
         record("101", JobState.QUEUED),
@@ -37,4 +37,40 @@ def test_only_plain_jobs_of_mapped_users_and_accounts_nobody_tracks_are_taken() 
         ("100", 1, 10),
         ("101", 1, 10),
         ("503", 1, 10),
+        ("504", 1, 10),  # an array, as one
     ]
+
+
+def task(
+    array_id: str, index: str, state: JobState = JobState.RUNNING, **fields: object
+) -> JobInfo:
+    return record(
+        f"{array_id}_{index}", state, array_job_id=array_id, array_task_id=index, **fields
+    )
+
+
+def test_an_array_is_taken_once_with_the_task_set_the_queue_shows() -> None:
+    queue = [
+        task("700", "1", raw_job_id="701", stdout_path="/home/alice/s_701.out"),
+        task("700", "2", raw_job_id="702"),
+        task("700", "4", JobState.FAILED, raw_job_id="704", exit_code=1),
+        task("700", "[5-9,12%2]", JobState.QUEUED, raw_job_id="700"),
+        task("800", "1", comment="uuid-6"),  # a portal array not yet attached
+        task("500", "3"),  # a task of a tracked array
+    ]
+    [array] = outside_jobs(queue, TRACKED, DIRECTORY)
+    assert (array.info.job_id, array.info.raw_job_id, array.info.array_job_id) == (
+        "700",
+        "700",
+        None,
+    )
+    assert array.array_spec == "1-2,4,5-9,12%2"
+    assert len(array.array_records) == 4
+    assert array.info.exit_code is None
+
+
+def test_a_huge_task_set_is_given_by_its_bounds() -> None:
+    pieces = ",".join(str(n) for n in range(0, 4000, 3))
+    queue = [task("900", "0"), task("900", f"[{pieces}]", JobState.QUEUED)]
+    [array] = outside_jobs(queue, TRACKED, DIRECTORY)
+    assert array.array_spec == "0-3999"
