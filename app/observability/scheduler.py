@@ -89,6 +89,9 @@ class InstrumentedAdapter:
     ) -> AsyncIterator[bytes]:
         return self.inner.follow(path, as_user, offset=offset, interval=interval)
 
+    async def batch_script(self, job_id: str, as_user: str) -> str | None:
+        return await self._timed("batch_script", self.inner.batch_script(job_id, as_user))
+
     async def partitions(self) -> list[PartitionInfo]:
         return await self._timed("partitions", self.inner.partitions())
 

@@ -73,6 +73,11 @@ class SchedulerAdapter(Protocol):
         """Yield new bytes appended to a file, polling every ``interval`` seconds."""
         ...
 
+    async def batch_script(self, job_id: str, as_user: str) -> str | None:
+        """The batch script the scheduler keeps for a job (an array's for its tasks), read
+        as the user; None once the scheduler no longer has it."""
+        ...
+
     async def partitions(self) -> list[PartitionInfo]:
         """The cluster's partitions with limits and capacity."""
         ...

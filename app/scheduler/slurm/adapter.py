@@ -260,6 +260,14 @@ class SlurmAdapter:
         """Yield bytes appended to ``path``; stops only when the consumer stops."""
         return follow_file(self, path, as_user, offset=offset, interval=interval)
 
+    async def batch_script(self, job_id: str, as_user: str) -> str | None:
+        """``scontrol write batch_script`` as the user: Slurm decides whose scripts they
+        may read. None once the job has left slurmctld (or it refuses)."""
+        result = await self.ssh.run(commands.batch_script_argv(job_id), as_user=as_user)
+        if result.exit_status != 0:
+            return None
+        return result.text
+
     async def partitions(self) -> list[PartitionInfo]:
         """Partitions with limits and capacity, from one sinfo call."""
         result = await self.ssh.run(commands.sinfo_argv())

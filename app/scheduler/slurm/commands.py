@@ -242,6 +242,12 @@ def release_argv(job_ids: Sequence[str]) -> list[str]:
     return ["scontrol", "release", ",".join(check_job_ids(job_ids))]
 
 
+def batch_script_argv(job_id: str) -> list[str]:
+    """argv printing the batch script slurmctld keeps for a job (``-`` is stdout)."""
+    [checked] = check_job_ids([job_id])
+    return ["scontrol", "write", "batch_script", checked.partition("_")[0], "-"]
+
+
 def sinfo_argv() -> list[str]:
     """argv for one summary line per partition."""
     fmt = SEP.join(code for _, code in SINFO_FIELDS)
