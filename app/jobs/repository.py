@@ -185,6 +185,20 @@ async def count_array_tasks(session: AsyncSession, parent_id: int) -> dict[str, 
     return {state: count for state, count in (await session.execute(query)).all()}
 
 
+async def sum_array_tasks(session: AsyncSession, parent_id: int) -> list[int | None]:
+    """(longest elapsed, elapsed of ended tasks, their CPU time, largest RSS, CPUs per task)."""
+    ended = Job.total_cpu_seconds.is_not(None)
+    query = select(
+        func.max(Job.elapsed_seconds),
+        func.sum(case((ended, Job.elapsed_seconds), else_=None)),
+        func.sum(Job.total_cpu_seconds),
+        func.max(Job.max_rss_bytes),
+        func.max(Job.alloc_cpus),
+    ).where(Job.array_parent_id == parent_id)
+    # PostgreSQL sums integers as numeric.
+    return [None if value is None else int(value) for value in (await session.execute(query)).one()]
+
+
 def add_event(
     session: AsyncSession,
     job_id: int,

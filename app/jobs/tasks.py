@@ -25,13 +25,37 @@ RETRIED_STATES = frozenset(TERMINAL_STATES - {"completed", "submit_failed"})
 
 
 @dataclass(frozen=True, slots=True)
+class TaskRollup:
+    """What an array's tasks used, together. None where no task has told yet.
+
+    The time limit, CPUs and memory an array asks for are per task, so the longest task is
+    what meets the time limit and the largest RSS what meets the memory request; CPU
+    efficiency is the ended tasks' CPU time over their elapsed time on their CPUs.
+    """
+
+    longest_seconds: int | None = None
+    ended_seconds: int | None = None
+    cpu_seconds: int | None = None
+    max_rss_bytes: int | None = None
+    cpus_per_task: int | None = None
+
+    @property
+    def cpu_efficiency(self) -> float | None:
+        """Percent of the ended tasks' CPU capacity they used."""
+        if self.cpu_seconds is None or not self.ended_seconds or not self.cpus_per_task:
+            return None
+        return round(100 * self.cpu_seconds / (self.ended_seconds * self.cpus_per_task), 1)
+
+
+@dataclass(frozen=True, slots=True)
 class TaskPage:
-    """Some of an array's tasks, in index order, with the counts of all of them."""
+    """Some of an array's tasks, in index order, with the counts and usage of all of them."""
 
     array: Job
     tasks: list[Job]
     counts: dict[str, int] = field(default_factory=dict)
     next_after: int | None = None
+    rollup: TaskRollup = field(default_factory=TaskRollup)
 
     @property
     def total(self) -> int:
@@ -62,7 +86,13 @@ async def task_page(
     more = len(found) > limit
     tasks = found[:limit]
     after = tasks[-1].array_task_id if more and tasks else None
-    return TaskPage(array, tasks, counts, after)
+    return TaskPage(array, tasks, counts, after, await rollup(session, array))
+
+
+async def rollup(session: AsyncSession, array: Job) -> TaskRollup:
+    """The usage of all of ``array``'s tasks, in one query."""
+    longest, ended, cpu, rss, cpus = await repository.sum_array_tasks(session, array.id)
+    return TaskRollup(longest, ended, cpu, rss, cpus or array.cpus)
 
 
 def index_spec(indices: Iterable[int], throttle: str | None = None) -> str:

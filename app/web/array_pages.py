@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import Request
 from fastapi.responses import Response
@@ -68,7 +69,10 @@ async def task_context(
         return {}
     found = await tasks.task_page(session, actor, job.id, _wanted(task_state), after)
     failed = sum(n for s, n in found.counts.items() if s in tasks.RETRIED_STATES)
+    shown = {"task_state": task_state if _wanted(task_state) else None, "after": after}
+    query = urlencode({key: value for key, value in shown.items() if value is not None})
     return {
+        "task_query": f"?{query}" if query else "",
         "task_rows": [_row(task) for task in found.tasks],
         "task_counts": _counts(found.counts),
         "task_total": found.total,

@@ -18,10 +18,8 @@ from app.db import release_connection
 from app.deps import SessionDep
 from app.errors import ValidationFailed
 from app.job_templates.values import format_duration, format_memory, parse_duration, parse_memory
-from app.jobs import repository, states
 from app.jobs import service as jobs
 from app.jobs.service import JobService, script_digest
-from app.models import Job
 from app.models.jobs import JOB_STATES
 from app.params import MAX_ID, PathId, is_plausible_day
 from app.scheduler.errors import SchedulerError
@@ -29,21 +27,15 @@ from app.scheduler.registry import SchedulerRegistry
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
-from app.web.array_pages import task_context
 from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router, web_origin
 from app.web.dashboard import HistoryFilters, filter_choices, history_page
+from app.web.job_detail import POLL_EVERY, detail_context, get_registry
 from app.web.views import page, redirect
 
-POLL_EVERY = "every 3s"
 ActionName = Literal["cancel", "hold", "release"]
 
 router = APIRouter(include_in_schema=False)
 actions = csrf_protected_router()
-
-
-def get_registry(request: Request) -> SchedulerRegistry:
-    registry: SchedulerRegistry = request.app.state.schedulers
-    return registry
 
 
 def get_job_service(request: Request) -> JobService:
@@ -146,72 +138,6 @@ async def job_history_rows(
 
 
 # --- job detail and actions --------------------------------------------------------------
-
-
-def _streams(job: Job) -> list[tuple[str, str]]:
-    """The log panels to show: one when stderr goes to the same file as stdout."""
-    if job.stderr_path and job.stderr_path != job.stdout_path:
-        return [("stdout", "Standard output"), ("stderr", "Standard error")]
-    return [("stdout", "Output and errors")]
-
-
-def _more_label(suggestion: view.Suggestion | None) -> str | None:
-    if suggestion is None:
-        return None
-    return "memory" if suggestion.field == "memory_mb" else "time"
-
-
-async def _detail_context(
-    session: AsyncSession, actor: Actor, job_id: PathId, csrf_token: str
-) -> dict[str, Any]:
-    job = await jobs.get_job(session, actor, job_id)
-    events = await repository.list_events_for_job(session, job.id)
-    project = await repository.get_project(session, job.project_id)
-    badge = view.state_badge(job.state)
-    return {
-        "job": job,
-        "project_name": project.name if project else "",
-        "badge": badge,
-        "timeline": view.timeline(events),
-        "usage": view.usage(job),
-        "pending_reason": view.pending_reason(job),
-        "expected_start": view.expected_start(job),
-        "end_explanation": view.end_explanation(job),
-        "needs_more": _more_label(view.more_resources(job, None)),
-        "can_cancel": states.can_cancel(job.state),
-        "can_hold": states.can_hold(job.state),
-        "can_release": states.can_release(job.state),
-        "is_live": not badge.is_terminal,
-        "poll_trigger": POLL_EVERY,
-        "csrf_token": csrf_token,
-        "streams": _streams(job),
-        "submitted": view.format_time(job.submitted_at or job.created_at),
-        "started": view.format_time(job.started_at),
-        "ended": view.format_time(job.ended_at),
-    }
-
-
-@router.get("/jobs/{job_id}", name="job_detail")
-async def job_detail(
-    request: Request,
-    session: SessionDep,
-    actor: CurrentUser,
-    web: WebContextDep,
-    job_id: PathId,
-    task_state: Annotated[str | None, Query(max_length=32)] = None,
-    after: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
-) -> Response:
-    context = await _detail_context(session, actor, job_id, web.csrf_token)
-    context.update(await task_context(session, actor, context["job"], task_state, after))
-    return page(request, web, "jobs/detail.html", context)
-
-
-@router.get("/jobs/{job_id}/status", name="job_status")
-async def job_status(
-    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: PathId
-) -> Response:
-    context = await _detail_context(session, actor, job_id, web.csrf_token)
-    return page(request, web, "jobs/detail.html", context, block="job_status")
 
 
 async def _partition_max_minutes(registry: SchedulerRegistry, job: Any) -> int | None:
@@ -348,7 +274,7 @@ async def confirm_action(
     job_id: PathId,
     action: ActionName,
 ) -> Response:
-    context = await _detail_context(session, actor, job_id, web.csrf_token)
+    context = await detail_context(session, actor, job_id, web.csrf_token)
     title, consequence = _CONFIRM[action]
     context.update(action=action, title=title, consequence=consequence)
     return page(request, web, "jobs/confirm.html", context)
@@ -369,7 +295,7 @@ async def run_action(
     await getattr(service, action)(actor, job_id, origin=web_origin(request))
     if not is_htmx(request):
         return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)
-    context = await _detail_context(session, actor, job_id, web.csrf_token)
+    context = await detail_context(session, actor, job_id, web.csrf_token)
     context["notice"] = _DONE[action]
     return page(request, web, "jobs/detail.html", context, block="job_status")
 

@@ -18,6 +18,7 @@ from app.jobs.end_causes import (
     requested_memory_mb,
     used_memory_mb,
 )
+from app.jobs.tasks import TaskRollup
 from app.models import Job, JobEvent
 
 _STATE_LABELS = {
@@ -135,12 +136,20 @@ class Usage:
     memory_used: str
     memory_requested: str
     memory_share: float | None
+    time_note: str = ""
+    memory_note: str = ""
+    """What the figures are of, where that is not plain (an array's tasks)."""
 
 
 def _share(part: float | None, whole: float | None) -> float | None:
     if part is None or not whole:
         return None
     return round(100 * part / whole, 1)
+
+
+def cpu_count(cpus: int | None) -> str:
+    """``4 CPUs``, ``1 CPU``; a dash when unknown."""
+    return f"{cpus} CPU{'' if cpus == 1 else 's'}" if cpus else "—"
 
 
 def usage(job: Job) -> Usage:
@@ -153,10 +162,31 @@ def usage(job: Job) -> Usage:
         time_limit=format_seconds(limit_seconds),
         time_share=_share(job.elapsed_seconds, limit_seconds),
         cpu_efficiency=_share(total_cpu, cpu_seconds_available),
-        cpus=str(cpus) if cpus else "—",
+        cpus=cpu_count(cpus),
         memory_used=format_mb(used_memory_mb(job)),
         memory_requested=format_mb(requested_memory_mb(job)),
         memory_share=_share(used_memory_mb(job), requested_memory_mb(job)),
+    )
+
+
+def array_usage(array: Job, tasks: TaskRollup) -> Usage:
+    """An array's usage from its tasks': the limits it asked for hold per task."""
+    limit_seconds = array.time_limit_minutes * 60 if array.time_limit_minutes else None
+    used_mb = None if tasks.max_rss_bytes is None else tasks.max_rss_bytes / 2**20
+    asked_mb = requested_memory_mb(array)
+    together = format_seconds(tasks.ended_seconds) if tasks.ended_seconds else None
+    note = "longest task" + (f"; {together} over all ended tasks" if together else "")
+    return Usage(
+        elapsed=format_seconds(tasks.longest_seconds),
+        time_limit=format_seconds(limit_seconds),
+        time_share=_share(tasks.longest_seconds, limit_seconds),
+        cpu_efficiency=tasks.cpu_efficiency,
+        cpus=f"{cpu_count(tasks.cpus_per_task)} per task" if tasks.cpus_per_task else "—",
+        memory_used=format_mb(used_mb),
+        memory_requested=f"{format_mb(asked_mb)} per task" if asked_mb else "—",
+        memory_share=_share(used_mb, asked_mb),
+        time_note=note if tasks.longest_seconds is not None else "",
+        memory_note="by the task that used the most" if used_mb is not None else "",
     )
 
 

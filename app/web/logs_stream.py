@@ -24,7 +24,7 @@ from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogStream
 from app.params import PathId
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContextDep
-from app.web.jobs import get_registry
+from app.web.job_detail import get_registry
 from app.web.views import page
 
 router = APIRouter(include_in_schema=False)

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from app.web import array_pages, script_pages, signin, submit_pages, template_pages
+from app.web import array_pages, job_detail, script_pages, signin, submit_pages, template_pages
 
 router = APIRouter()
 router.include_router(signin.router)
@@ -10,5 +10,7 @@ router.include_router(signin.router)
 router.include_router(submit_pages.router)
 router.include_router(script_pages.router)
 router.include_router(template_pages.router)
-# Before the job pages' "/jobs/{id}/{action}".
+# Before the job pages' "/jobs/{id}/{action}"; a job's page takes numeric ids only, so
+# "/jobs/rows" still reaches the job list.
 router.include_router(array_pages.router)
+router.include_router(job_detail.router)

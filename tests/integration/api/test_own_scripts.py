@@ -285,27 +285,58 @@ async def test_a_sweep_with_failing_tasks_shows_each_task_and_retries_exactly_th
     ]
 
 
-@pytest.mark.slurm
-async def test_a_job_submitted_with_plain_sbatch_appears_and_ends_with_its_true_state(
-    on_cluster: OnCluster,
-) -> None:
-    wrap = "echo by hand; exit 4"
+def _by_hand(version: str, *options: str) -> str:
+    """Submit with plain sbatch as alice on the cluster, as a tutorial does; the Slurm id."""
     argv = ["runuser", "-u", "alice", "--", "sbatch", "--parsable", "-A", "physics"]
-    argv += ["-p", "debug", "-t", "2", "-J", "by-hand", "--chdir=/home/alice", f"--wrap={wrap}"]
-    done = run_on(on_cluster.version, argv, check=False, timeout=60)
+    argv += ["-p", "debug", "-t", "2", "--chdir=/home/alice", *options]
+    done = run_on(version, argv, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
-    slurm_id = done.stdout.strip().split(";")[0]
-    found: dict[str, Any] | None = None
+    return done.stdout.strip().split(";")[0]
+
+
+async def _appeared(on: OnCluster, slurm_id: str) -> dict[str, Any]:
     for _ in range(60):
-        listed = await on_cluster.client.get("/api/v1/jobs?mine=true", headers=on_cluster.headers)
+        listed = await on.client.get("/api/v1/jobs?mine=true", headers=on.headers)
         found = next((j for j in listed.json()["items"] if j["slurm_job_id"] == slurm_id), None)
         if found is not None:
-            break
+            return found
         await asyncio.sleep(0.5)
-    assert found is not None, f"job {slurm_id} never appeared"
-    assert (found["name"], found["submitted_outside"]) == ("by-hand", True)
-    ended = await _finished(on_cluster.client, on_cluster.headers, found["id"])
+    raise AssertionError(f"job {slurm_id} never appeared")
+
+
+@pytest.mark.slurm
+async def test_jobs_and_arrays_submitted_with_plain_sbatch_appear_and_end_with_their_true_state(
+    on_cluster: OnCluster,
+) -> None:
+    on = on_cluster
+    folder = f"/home/alice/portal-by-hand-{uuid.uuid4().hex[:8]}"
+    run_on(on.version, ["runuser", "-u", "alice", "--", "mkdir", "-p", folder], check=True)
+    plain_id = _by_hand(on.version, "-J", "by-hand", "--wrap=echo by hand; exit 4")
+    # %j is each task's own Slurm number, not the array's: the portal must find every file.
+    wrap = 'echo "task $SLURM_ARRAY_TASK_ID"; test "$SLURM_ARRAY_TASK_ID" -ne 3'
+    array_id = _by_hand(
+        on.version,
+        "-J",
+        "hand-array",
+        "--array=1-4",
+        f"--output={folder}/%x_%j.out",
+        f"--wrap={wrap}",
+    )
+    plain, array = await _appeared(on, plain_id), await _appeared(on, array_id)
+    assert (plain["name"], plain["submitted_outside"]) == ("by-hand", True)
+    assert (array["name"], array["submitted_outside"]) == ("hand-array", True)
+    script = await on.client.get(f"/api/v1/jobs/{array['id']}/script", headers=on.headers)
+    assert script.json()["source"] == "slurm" and wrap in script.json()["script"], script.text
+
+    ended = await _finished(on.client, on.headers, plain["id"])
     assert (ended["state"], ended["exit_code"], ended["end_cause"]) == ("failed", 4, "exit_code")
+    ended = await _finished(on.client, on.headers, array["id"])
+    assert ended["state"] == "failed"
+    listed = await _tasks(on, array["id"])
+    assert listed["counts"] == {"completed": 3, "failed": 1}
+    for task in listed["items"]:
+        log = await on.client.get(f"/api/v1/jobs/{task['id']}/logs/stdout", headers=on.headers)
+        assert log.json()["data"] == f"task {task['array_task_id']}\n", (task, log.text)
 
 
 @pytest.mark.slurm

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import Job, User
@@ -101,3 +102,25 @@ async def test_retry_of_an_array_without_failures_is_a_conflict(
         response.json()["detail"] == "No task of this array failed, so there is nothing to retry."
     )
     assert "submit" not in scheduler.calls
+
+
+async def test_the_tasks_usage_is_rolled_up_with_cpu_time_from_ended_tasks_only(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    array = await _array(session, world, world.alice)
+    for task in await session.scalars(select(Job).where(Job.array_parent_id == array.id)):
+        index = task.array_task_id or 0
+        task.elapsed_seconds, task.alloc_cpus, task.max_rss_bytes = 10 * index, 2, index * 2**20
+        # Task 20 still runs: Slurm reports its CPU time once it has ended.
+        task.total_cpu_seconds = None if index == 20 else 10 * index
+    await session.commit()
+    headers = await issue_token(session, world.alice, ("read",))
+    page = await client.get(f"/api/v1/jobs/{array.id}/tasks", headers=headers)
+    assert page.json()["usage"] == {
+        "longest_task_seconds": 200,
+        "ended_tasks_seconds": 1900,
+        "cpu_seconds": 1900,
+        "cpu_efficiency_percent": 50.0,
+        "max_rss_bytes": 20 * 2**20,
+        "cpus_per_task": 2,
+    }

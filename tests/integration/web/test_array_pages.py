@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.jobs.service import JobService
 from app.models import Job
 from app.scheduler.fake import FakeScheduler
-from tests.factories import make_array
+from app.scheduler.types import JobSpec
+from tests.factories import make_array, make_job
 from tests.integration.web.conftest import People, sign_in
 
 Maker = async_sessionmaker[AsyncSession]
@@ -101,3 +102,76 @@ async def test_only_the_owner_may_retry_and_only_when_a_task_failed(
     assert "Retry the" not in page.text
     assert refused.status_code == 403
     assert fake.specs == {}
+
+
+async def test_a_running_arrays_task_table_refreshes_itself_and_stops_once_it_ended(
+    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    array = await _array(sessionmaker, people)
+    async with sessionmaker() as session:
+        row = await session.get(Job, array.id)
+        assert row is not None
+        row.state = "running"
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = await client.get(f"/jobs/{array.id}", params={"task_state": "failed_any"})
+    refresh = f'hx-get="/jobs/{array.id}/tasks-table?task_state=failed_any"'
+    fragment = await client.get(f"/jobs/{array.id}/tasks-table?task_state=failed_any")
+    async with sessionmaker() as session:
+        row = await session.get(Job, array.id)
+        assert row is not None
+        row.state = "failed"
+        await session.commit()
+    last = await client.get(f"/jobs/{array.id}/tasks-table?task_state=failed_any")
+
+    assert refresh in page.text
+    assert fragment.text.lstrip().startswith('<section id="array-tasks"')
+    assert "<html" not in fragment.text and refresh in fragment.text
+    assert re.findall(r'<tr id="task-(\d+)">', fragment.text) == ["3", "7", "12"]
+    assert "hx-get" not in last.text and 'data-polling="off"' in last.text
+
+
+async def test_the_array_page_shows_what_its_tasks_used_together(
+    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    array = await _array(sessionmaker, people)
+    async with sessionmaker() as session:
+        row = await session.get(Job, array.id)
+        assert row is not None
+        row.time_limit_minutes, row.memory_mb, row.cpus = 10, 1024, 1
+        for task in await session.scalars(select(Job).where(Job.array_parent_id == array.id)):
+            index = task.array_task_id or 0
+            task.elapsed_seconds, task.total_cpu_seconds = 6 * index, 3 * index
+            task.max_rss_bytes = 25 * index * 2**20
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = await client.get(f"/jobs/{array.id}")
+
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page.text))
+    assert "Time 0:02:00 of 0:10:00 (longest task; 0:21:00 over all ended tasks)" in text
+    assert "CPU efficiency 50.0 % of 1 CPU per task" in text
+    assert "Memory 500 MB used of 1.0 GB per task (by the task that used the most)" in text
+
+
+async def test_a_job_submitted_outside_shows_the_script_slurm_keeps(
+    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    script = "#!/bin/bash\necho '<b>by hand</b>'\n"
+    slurm_id = await fake.submit(JobSpec(script=script, account="physics"), "alice")
+    async with sessionmaker() as session:
+        job = await make_job(
+            session, people.alice, people.physics, slurm_job_id=slurm_id, script=""
+        )
+        job.submitted_outside = True
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = await client.get(f"/jobs/{job.id}")
+    fragment = await client.get(f"/jobs/{job.id}/script")
+
+    assert f'hx-get="/jobs/{job.id}/script" hx-trigger="load"' in page.text
+    assert "this is the script Slurm keeps for it" in fragment.text
+    assert "echo &#39;&lt;b&gt;by hand&lt;/b&gt;&#39;" in fragment.text
+    assert "<html" not in fragment.text

@@ -1,0 +1,148 @@
+"""A job's page and the fragments that refresh it: its status, and an array's task table.
+
+Each fragment is a named block of the page's template; it polls itself while anything in
+it can still change and is rendered without ``hx-trigger`` once everything has ended.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.deps import SessionDep
+from app.jobs import repository, states, tasks
+from app.jobs import service as jobs
+from app.jobs.kept_script import job_script
+from app.models import Job
+from app.params import MAX_ID, PathId
+from app.scheduler.registry import SchedulerRegistry
+from app.users.actor import Actor
+from app.web import jobs_fragments as view
+from app.web.array_pages import task_context
+from app.web.auth import CurrentUser, WebContextDep
+from app.web.views import page
+
+POLL_EVERY = "every 3s"
+# An array's tasks change less often than its status line, and the table can be long.
+TASKS_POLL_EVERY = "every 5s"
+
+router = APIRouter(include_in_schema=False)
+
+
+def get_registry(request: Request) -> SchedulerRegistry:
+    registry: SchedulerRegistry = request.app.state.schedulers
+    return registry
+
+
+TaskStateQuery = Annotated[str | None, Query(max_length=32)]
+AfterQuery = Annotated[int | None, Query(ge=0, le=MAX_ID)]
+
+
+def _streams(job: Job) -> list[tuple[str, str]]:
+    """The log panels to show: one when stderr goes to the same file as stdout."""
+    if job.stderr_path and job.stderr_path != job.stdout_path:
+        return [("stdout", "Standard output"), ("stderr", "Standard error")]
+    return [("stdout", "Output and errors")]
+
+
+def _more_label(suggestion: view.Suggestion | None) -> str | None:
+    if suggestion is None:
+        return None
+    return "memory" if suggestion.field == "memory_mb" else "time"
+
+
+async def detail_context(
+    session: AsyncSession, actor: Actor, job_id: PathId, csrf_token: str
+) -> dict[str, Any]:
+    job = await jobs.get_job(session, actor, job_id)
+    events = await repository.list_events_for_job(session, job.id)
+    project = await repository.get_project(session, job.project_id)
+    badge = view.state_badge(job.state)
+    is_array = job.array_spec is not None and job.array_parent_id is None
+    return {
+        "job": job,
+        "project_name": project.name if project else "",
+        "badge": badge,
+        "timeline": view.timeline(events),
+        "usage": view.array_usage(job, await tasks.rollup(session, job))
+        if is_array
+        else view.usage(job),
+        "pending_reason": view.pending_reason(job),
+        "expected_start": view.expected_start(job),
+        "end_explanation": view.end_explanation(job),
+        "needs_more": _more_label(view.more_resources(job, None)),
+        "can_cancel": states.can_cancel(job.state),
+        "can_hold": states.can_hold(job.state),
+        "can_release": states.can_release(job.state),
+        "is_live": not badge.is_terminal,
+        "poll_trigger": POLL_EVERY,
+        "csrf_token": csrf_token,
+        "streams": _streams(job),
+        "submitted": view.format_time(job.submitted_at or job.created_at),
+        "started": view.format_time(job.started_at),
+        "ended": view.format_time(job.ended_at),
+    }
+
+
+@router.get("/jobs/{job_id:int}", name="job_detail")
+async def job_detail(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    job_id: PathId,
+    task_state: TaskStateQuery = None,
+    after: AfterQuery = None,
+) -> Response:
+    context = await _page_context(session, actor, job_id, web.csrf_token, task_state, after)
+    return page(request, web, "jobs/detail.html", context)
+
+
+@router.get("/jobs/{job_id:int}/status", name="job_status")
+async def job_status(
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: PathId
+) -> Response:
+    context = await detail_context(session, actor, job_id, web.csrf_token)
+    return page(request, web, "jobs/detail.html", context, block="job_status")
+
+
+async def _page_context(
+    session: AsyncSession,
+    actor: Actor,
+    job_id: int,
+    csrf_token: str,
+    task_state: str | None,
+    after: int | None,
+) -> dict[str, Any]:
+    context = await detail_context(session, actor, job_id, csrf_token)
+    context.update(await task_context(session, actor, context["job"], task_state, after))
+    context["tasks_poll_trigger"] = TASKS_POLL_EVERY
+    return context
+
+
+@router.get("/jobs/{job_id:int}/tasks-table", name="job_tasks_table")
+async def job_tasks_table(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    job_id: PathId,
+    task_state: TaskStateQuery = None,
+    after: AfterQuery = None,
+) -> Response:
+    context = await _page_context(session, actor, job_id, web.csrf_token, task_state, after)
+    return page(request, web, "jobs/detail.html", context, block="job_tasks")
+
+
+@router.get("/jobs/{job_id:int}/script", name="job_script")
+async def job_script_fragment(
+    request: Request, actor: CurrentUser, web: WebContextDep, job_id: PathId
+) -> Response:
+    """The script of a job submitted outside the portal, asked of Slurm when first shown."""
+    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    found = await job_script(maker, get_registry(request), actor, job_id)
+    context = {"script_source": found.source, "script_text": found.text}
+    return page(request, web, "jobs/detail.html", context, block="job_script")
