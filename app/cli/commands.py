@@ -127,6 +127,16 @@ def jobs_show(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     return _emit(args, job, lambda j: output.print_fields(j, JOB_FIELDS))
 
 
+def jobs_script(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    """The job's script byte for byte (``> job.sh`` keeps it), Slurm's for a job submitted
+    outside the portal; NOT_FOUND once Slurm has forgotten that one."""
+    found = client.get(f"/jobs/{args.job}/script")
+    if found["source"] == "gone" and not args.json:
+        print("Slurm no longer keeps the script of this job (submitted outside the portal).")
+        return ExitCode.NOT_FOUND
+    return _emit(args, found, lambda body: print(body["script"], end=""))
+
+
 def jobs_cancel(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     job = client.post(f"/jobs/{args.job}/cancel")
     return _emit(args, job, lambda j: print(f"cancel requested for job {j['id']}"))
@@ -146,13 +156,28 @@ def tasks(client: PortalClient, args: argparse.Namespace) -> ExitCode:
         cursor = page["next_cursor"]
         if cursor is None:
             break
-    body = {"items": items, "counts": page["counts"]}
+    body = {"items": items, "counts": page["counts"], "usage": page.get("usage")}
 
     def show(listing: dict[str, Any]) -> None:
         output.print_table(listing["items"], TASK_COLUMNS)
+        if listing["usage"]:
+            print(_task_usage(listing["usage"]))
         print(", ".join(f"{n} {state}" for state, n in sorted(listing["counts"].items())))
 
     return _emit(args, body, show)
+
+
+def _task_usage(usage: dict[str, Any]) -> str:
+    """One line: the longest task, CPU efficiency and the most memory a task used."""
+    longest, rss = usage.get("longest_task_seconds"), usage.get("max_rss_bytes")
+    efficiency = usage.get("cpu_efficiency_percent")
+    return "; ".join(
+        [
+            f"longest task {'—' if longest is None else f'{longest} s'}",
+            f"CPU efficiency {'—' if efficiency is None else f'{efficiency} %'}",
+            f"most memory {'—' if rss is None else f'{rss / 2**20:.0f} MiB'}",
+        ]
+    )
 
 
 def retry_failed(client: PortalClient, args: argparse.Namespace) -> ExitCode:

@@ -34,7 +34,9 @@ def _add_job_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     listing.add_argument("--limit", type=int, default=50)
     listing.set_defaults(run=commands.jobs_list)
-    for name, run in (("show", commands.jobs_show), ("cancel", commands.jobs_cancel)):
+    actions = {"show": commands.jobs_show, "script": commands.jobs_script}
+    actions["cancel"] = commands.jobs_cancel
+    for name, run in actions.items():
         parser = jobs.add_parser(name, parents=[shared], help=f"{name} one job")
         parser.add_argument("job", type=int)
         parser.set_defaults(run=run)

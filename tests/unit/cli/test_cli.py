@@ -146,13 +146,36 @@ def test_tasks_reads_every_page_then_prints_the_counts(capsys: pytest.CaptureFix
     def answer(request: httpx.Request) -> httpx.Response:
         assert request.url.path == "/api/v1/jobs/9/tasks"
         page = pages[request.url.params.get("cursor")]
-        return httpx.Response(200, json={**page, "counts": {"completed": 1, "failed": 1}})
+        usage = {"longest_task_seconds": 75, "cpu_efficiency_percent": 50.0, "max_rss_bytes": None}
+        body = {**page, "counts": {"completed": 1, "failed": 1}, "usage": usage}
+        return httpx.Response(200, json=body)
 
     args = build_parser().parse_args(["tasks", "9"])
     assert commands.tasks(client_answering(httpx.MockTransport(answer)), args) == ExitCode.OK
     printed = capsys.readouterr().out
     assert "completed" in printed and "failed" in printed
     assert printed.rstrip().endswith("1 completed, 1 failed")
+    assert "longest task 75 s; CPU efficiency 50.0 %; most memory —" in printed
+
+
+@pytest.mark.parametrize(
+    ("answer", "printed", "code"),
+    [
+        ({"script": "#!/bin/bash\necho hi\n", "source": "slurm"}, "#!/bin/bash\necho hi\n", 0),
+        ({"script": "", "source": "gone"}, "Slurm no longer keeps the script", 4),
+    ],
+)
+def test_script_prints_the_job_script_byte_for_byte_or_says_it_is_gone(
+    capsys: pytest.CaptureFixture[str], answer: dict[str, str], printed: str, code: int
+) -> None:
+    def reply(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/api/v1/jobs/5/script"
+        return httpx.Response(200, json=answer)
+
+    args = build_parser().parse_args(["jobs", "script", "5"])
+    assert commands.jobs_script(client_answering(httpx.MockTransport(reply)), args) == code
+    out = capsys.readouterr().out
+    assert out == printed if code == 0 else printed in out
 
 
 def test_retry_says_which_tasks_run_again(capsys: pytest.CaptureFixture[str]) -> None:
