@@ -186,7 +186,8 @@ async def count_array_tasks(session: AsyncSession, parent_id: int) -> dict[str, 
 
 
 async def sum_array_tasks(session: AsyncSession, parent_id: int) -> list[int | None]:
-    """(longest elapsed, elapsed of ended tasks, their CPU time, largest RSS, CPUs per task)."""
+    """(longest elapsed, elapsed of ended tasks, their CPU time, largest RSS, CPUs per task,
+    memory per task in MB)."""
     ended = Job.total_cpu_seconds.is_not(None)
     query = select(
         func.max(Job.elapsed_seconds),
@@ -194,6 +195,7 @@ async def sum_array_tasks(session: AsyncSession, parent_id: int) -> list[int | N
         func.sum(Job.total_cpu_seconds),
         func.max(Job.max_rss_bytes),
         func.max(Job.alloc_cpus),
+        func.max(Job.alloc_mem_mb),
     ).where(Job.array_parent_id == parent_id)
     # PostgreSQL sums integers as numeric.
     return [None if value is None else int(value) for value in (await session.execute(query)).one()]

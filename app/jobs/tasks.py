@@ -38,6 +38,7 @@ class TaskRollup:
     cpu_seconds: int | None = None
     max_rss_bytes: int | None = None
     cpus_per_task: int | None = None
+    memory_per_task_mb: int | None = None
 
     @property
     def cpu_efficiency(self) -> float | None:
@@ -91,8 +92,8 @@ async def task_page(
 
 async def rollup(session: AsyncSession, array: Job) -> TaskRollup:
     """The usage of all of ``array``'s tasks, in one query."""
-    longest, ended, cpu, rss, cpus = await repository.sum_array_tasks(session, array.id)
-    return TaskRollup(longest, ended, cpu, rss, cpus or array.cpus)
+    longest, ended, cpu, rss, cpus, memory = await repository.sum_array_tasks(session, array.id)
+    return TaskRollup(longest, ended, cpu, rss, cpus or array.cpus, array.memory_mb or memory)
 
 
 def index_spec(indices: Iterable[int], throttle: str | None = None) -> str:

@@ -173,7 +173,7 @@ def array_usage(array: Job, tasks: TaskRollup) -> Usage:
     """An array's usage from its tasks': the limits it asked for hold per task."""
     limit_seconds = array.time_limit_minutes * 60 if array.time_limit_minutes else None
     used_mb = None if tasks.max_rss_bytes is None else tasks.max_rss_bytes / 2**20
-    asked_mb = requested_memory_mb(array)
+    asked_mb = tasks.memory_per_task_mb
     together = format_seconds(tasks.ended_seconds) if tasks.ended_seconds else None
     note = "longest task" + (f"; {together} over all ended tasks" if together else "")
     return Usage(

@@ -92,9 +92,13 @@ def test_an_array_page_shows_every_task_and_retries_the_failed_ones(
     page.wait_for_url(re.compile(r".*/jobs/\d+$"), timeout=60_000)
     array_url = page.url
     expect(page.locator(STATUS_BADGE)).to_have_text("Failed", timeout=180_000)
-    page.reload()
-    expect(page.locator(".array-tasks")).to_contain_text("6 tasks, 2 ended without completing.")
+    # No reload: the task table refreshes itself until the array has ended.
+    expect(page.locator(".array-tasks")).to_contain_text(
+        "6 tasks, 2 ended without completing.", timeout=15_000
+    )
     expect(page.locator(".task-table tbody tr")).to_have_count(6)
+    expect(page.locator(".array-tasks")).to_have_attribute("data-polling", "off", timeout=15_000)
+    expect(page.locator(".usage")).to_contain_text("longest task")
     shot(page, screenshots, "array-01-tasks")
     page.get_by_role("link", name="Not completed (2)").click()
     expect(page.locator(".task-table tbody tr")).to_have_count(2)

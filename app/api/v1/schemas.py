@@ -338,6 +338,7 @@ class TaskUsageOut(BaseModel):
     cpu_efficiency_percent: float | None = Field(description="Of ended tasks' CPU capacity.")
     max_rss_bytes: int | None = Field(description="The most memory any task used.")
     cpus_per_task: int | None
+    memory_per_task_mb: int | None = Field(description="Asked for, or else allocated, per task.")
 
 
 class TaskPageOut(BaseModel):

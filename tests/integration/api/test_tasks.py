@@ -123,4 +123,5 @@ async def test_the_tasks_usage_is_rolled_up_with_cpu_time_from_ended_tasks_only(
         "cpu_efficiency_percent": 50.0,
         "max_rss_bytes": 20 * 2**20,
         "cpus_per_task": 2,
+        "memory_per_task_mb": None,
     }

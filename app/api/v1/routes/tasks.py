@@ -43,6 +43,7 @@ async def list_tasks(
             cpu_efficiency_percent=used.cpu_efficiency,
             max_rss_bytes=used.max_rss_bytes,
             cpus_per_task=used.cpus_per_task,
+            memory_per_task_mb=used.memory_per_task_mb,
         ),
         next_cursor=next_cursor,
         next=next_url,
