@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+from app.jobs.state_names import JobStateName
+
 
 class ExitCode(enum.IntEnum):
     OK = 0
@@ -31,11 +33,11 @@ EXIT_CODE_HELP = """exit status:
   13  wait gave up: --timeout elapsed before the job ended
 """
 
-_FINAL_STATE_CODES = {
-    "completed": ExitCode.OK,
-    "cancelled": ExitCode.JOB_CANCELLED,
-    "timeout": ExitCode.JOB_TIMEOUT,
-    "deadline": ExitCode.JOB_TIMEOUT,
+_FINAL_STATE_CODES: dict[str, ExitCode] = {
+    JobStateName.COMPLETED: ExitCode.OK,
+    JobStateName.CANCELLED: ExitCode.JOB_CANCELLED,
+    JobStateName.TIMEOUT: ExitCode.JOB_TIMEOUT,
+    JobStateName.DEADLINE: ExitCode.JOB_TIMEOUT,
 }
 
 

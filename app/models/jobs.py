@@ -8,27 +8,10 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app.jobs.state_names import JobStateName
 from app.models.base import Base, one_of, utc_now
 
-JOB_STATES = (
-    "submitting",
-    "submit_failed",
-    "pending",
-    "held",
-    "running",
-    "suspended",
-    "completing",
-    "completed",
-    "failed",
-    "cancelled",
-    "timeout",
-    "out_of_memory",
-    "node_fail",
-    "preempted",
-    "boot_fail",
-    "deadline",
-    "undetermined",
-)
+JOB_STATES = tuple(state.value for state in JobStateName)
 JOB_EVENT_SOURCES = ("submit", "poller", "user", "system")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
+from fastapi.routing import APIRoute
 
 from app.api.v1.routes import (
     clusters,
@@ -17,6 +18,28 @@ from app.api.v1.routes import (
 )
 from app.api.v1.schemas import ERROR_RESPONSES
 
-router = APIRouter(prefix="/api/v1", responses=ERROR_RESPONSES)
+TAGS = [
+    {"name": "me", "description": "Who the token belongs to, with its scopes."},
+    {"name": "projects", "description": "Projects (Slurm accounts) you belong to, and members."},
+    {"name": "clusters", "description": "Clusters, their partitions and whether they answer."},
+    {"name": "templates", "description": "Job templates: versions, parameters, cloning."},
+    {
+        "name": "jobs",
+        "description": "Submit, list, cancel, hold, release and resubmit jobs; array tasks; "
+        "a job's script and state history.",
+    },
+    {"name": "logs", "description": "A job's output and errors, page by page or followed live."},
+    {"name": "usage", "description": "Who used what, for managers and administrators (CSV too)."},
+]
+
+
+def operation_id(route: APIRoute) -> str:
+    """The route function's name (``submit_job``): what a generated client calls its method."""
+    return route.name
+
+
+router = APIRouter(
+    prefix="/api/v1", responses=ERROR_RESPONSES, generate_unique_id_function=operation_id
+)
 for module in (me, projects, clusters, templates, jobs, tasks, scripts, logs, usage):
     router.include_router(module.router)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.v1.params import MAX_ID
 from app.jobs.end_causes import EndCause
+from app.jobs.state_names import JobStateName
 
 
 class ErrorOut(BaseModel):
@@ -291,7 +292,7 @@ class JobOut(BaseModel):
     id: int
     uuid: str
     name: str
-    state: str
+    state: JobStateName
     is_finished: bool
     cluster: str
     project_id: int
@@ -357,8 +358,8 @@ class JobPageOut(BaseModel):
 
 class JobEventOut(BaseModel):
     at: datetime
-    from_state: str | None
-    to_state: str
+    from_state: JobStateName | None
+    to_state: JobStateName
     reason: str | None
     source: str
 

@@ -136,7 +136,9 @@ async def get_job(session: SessionDep, principal: Reader, job_id: PathId) -> Job
 
 
 @router.get("/{job_id}/events", response_model=list[JobEventOut], summary="State history")
-async def list_events(session: SessionDep, principal: Reader, job_id: PathId) -> list[JobEventOut]:
+async def list_job_events(
+    session: SessionDep, principal: Reader, job_id: PathId
+) -> list[JobEventOut]:
     events = await jobs.list_events(session, principal.actor, job_id)
     return [
         JobEventOut(

@@ -40,7 +40,7 @@ def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
 
 
 @router.get("/{stream}", response_model=LogChunkOut, summary="A page of a job's output")
-async def read_log(
+async def read_job_log(
     request: Request,
     registry: RegistryDep,
     principal: Reader,
@@ -106,7 +106,7 @@ async def _events(
         }
     },
 )
-async def follow_log(
+async def follow_job_log(
     request: Request,
     session: SessionDep,
     registry: RegistryDep,

@@ -39,7 +39,7 @@ async def get_project(session: SessionDep, principal: Reader, project_id: PathId
     response_model=list[MemberOut],
     summary="Members of a project you manage",
 )
-async def list_members(
+async def list_project_members(
     session: SessionDep, principal: Reader, project_id: PathId
 ) -> list[MemberOut]:
     members = await projects.members(session, principal.actor, project_id)

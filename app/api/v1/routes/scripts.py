@@ -24,7 +24,7 @@ class JobScriptOut(BaseModel):
 
 
 @router.get("/{job_id}/script", response_model=JobScriptOut, summary="A job's batch script")
-async def read_script(
+async def get_job_script(
     request: Request, registry: RegistryDep, principal: Reader, job_id: PathId
 ) -> JobScriptOut:
     maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker

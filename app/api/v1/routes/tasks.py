@@ -19,7 +19,7 @@ router = APIRouter(prefix="/jobs", tags=["jobs"])
 
 
 @router.get("/{job_id}/tasks", response_model=TaskPageOut, summary="An array job's tasks")
-async def list_tasks(
+async def list_job_tasks(
     request: Request,
     session: SessionDep,
     principal: Reader,

@@ -106,7 +106,7 @@ async def update_template(
 @router.get(
     "/{template_id}/versions", response_model=list[TemplateVersionOut], summary="All versions"
 )
-async def list_versions(
+async def list_template_versions(
     session: SessionDep, principal: Reader, template_id: PathId
 ) -> list[TemplateVersionOut]:
     return [version_out(v) for v in await templates.versions(session, principal.actor, template_id)]
@@ -115,7 +115,7 @@ async def list_versions(
 @router.get(
     "/{template_id}/versions/{version}", response_model=TemplateVersionOut, summary="One version"
 )
-async def get_version(
+async def get_template_version(
     session: SessionDep, principal: Reader, template_id: PathId, version: int
 ) -> TemplateVersionOut:
     for found in await templates.versions(session, principal.actor, template_id):

@@ -58,7 +58,7 @@ def _query(
     summary="Usage of the projects you manage (all projects with an admin token)",
     responses={200: {"content": {"text/csv": {"example": "group,period,cpu_hours,...\n"}}}},
 )
-async def usage_report(
+async def get_usage_report(
     session: SessionDep,
     principal: Reader,
     start: Annotated[date | None, Query(description="First day (default: 29 days ago)")] = None,

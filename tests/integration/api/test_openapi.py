@@ -1,0 +1,45 @@
+"""The API's OpenAPI document is one a client generator turns into a usable client."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+from app.jobs.states import TERMINAL_STATES
+from app.models import JOB_STATES
+
+
+async def _spec(client: httpx.AsyncClient) -> dict[str, Any]:
+    response = await client.get("/api/openapi.json")
+    assert response.status_code == 200
+    spec: dict[str, Any] = response.json()
+    return spec
+
+
+async def test_every_operation_has_a_short_unique_id_and_one_described_tag(
+    client: httpx.AsyncClient,
+) -> None:
+    spec = await _spec(client)
+    operations = [op for ops in spec["paths"].values() for op in ops.values()]
+    ids = [op["operationId"] for op in operations]
+    assert len(ids) == len(set(ids))
+    for operation_id in ids:
+        assert re.fullmatch(r"[a-z]+(_[a-z]+)*", operation_id), operation_id
+        assert "api_v1" not in operation_id
+    described = {tag["name"] for tag in spec["tags"] if tag.get("description")}
+    for op in operations:
+        assert len(op["tags"]) == 1 and op["tags"][0] in described, op["operationId"]
+    assert {"submit_job", "list_jobs", "get_job", "cancel_job", "read_job_log"} <= set(ids)
+
+
+async def test_job_states_are_one_enum_with_the_databases_values(
+    client: httpx.AsyncClient,
+) -> None:
+    schemas = (await _spec(client))["components"]["schemas"]
+    assert schemas["JobStateName"]["enum"] == list(JOB_STATES)
+    assert schemas["JobOut"]["properties"]["state"] == {"$ref": "#/components/schemas/JobStateName"}
+    events = schemas["JobEventOut"]["properties"]
+    assert events["to_state"] == {"$ref": "#/components/schemas/JobStateName"}
+    assert set(TERMINAL_STATES) <= set(JOB_STATES)
