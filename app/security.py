@@ -97,6 +97,10 @@ class SecurityHeadersMiddleware:
                     headers.setdefault("Strict-Transport-Security", HSTS)
                 if not is_static:
                     headers.setdefault("Cache-Control", NO_STORE)
+                    # The framework marks event streams "no-cache"; a log is kept no more
+                    # than a page is.
+                    if headers.get("content-type", "").startswith("text/event-stream"):
+                        headers["Cache-Control"] = NO_STORE
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -202,6 +202,13 @@ def logs(client: PortalClient, args: argparse.Namespace) -> ExitCode:
             return ExitCode.OK
 
 
+def _stream_error(body: dict[str, str]) -> CliError:
+    """The error a log stream ended with, with the exit status its kind calls for."""
+    unreachable = body.get("error") == "ServiceUnavailable"
+    code = ExitCode.UNREACHABLE if unreachable else ExitCode.ERROR
+    return CliError(body.get("detail") or "the output could not be read", code)
+
+
 def _follow(client: PortalClient, path: str) -> ExitCode:
     last_id: str | None = None
     for attempt in range(FOLLOW_RECONNECTS + 1):
@@ -209,6 +216,8 @@ def _follow(client: PortalClient, path: str) -> ExitCode:
             for event in client.events(f"{path}/follow", last_id):
                 if event.event == "end":
                     return ExitCode.OK
+                if event.event == "error":
+                    raise _stream_error(json.loads(event.data))
                 last_id = event.id or last_id
                 sys.stdout.write(json.loads(event.data)["data"])
                 sys.stdout.flush()

@@ -1,9 +1,8 @@
 """A job's stdout/stderr in the browser: paged pages, a download, and a live tail over SSE.
 
-The live tail is a ``text/event-stream``: ``log`` events carry HTML-escaped text (htmx's SSE
-extension appends it to a ``<pre>``) and their ``id`` is the byte offset reached, so a
-browser that reconnects sends ``Last-Event-ID`` and resumes exactly there. One ``end``
-event follows once the job has ended and the whole file was sent.
+The live tail speaks the vocabulary of ``app.jobs.log_events`` (``log``, ``error``, ``end``)
+with HTML-escaped text, which htmx's SSE extension appends to a ``<pre>``; without an
+explicit start it opens on the end of a long file.
 """
 
 from __future__ import annotations
@@ -13,14 +12,16 @@ import html
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.deps import SessionDep
-from app.errors import PortalError, ValidationFailed
+from app.errors import ValidationFailed
 from app.jobs import logs
-from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogStream
+from app.jobs.log_events import log_events
+from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogChunk, LogStream
 from app.params import PathId
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContextDep
@@ -36,13 +37,6 @@ MAX_OFFSET = 2**62
 def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
     maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     return maker
-
-
-def sse_event(name: str, text: str, event_id: int | None = None) -> str:
-    """One SSE event; every line of ``text`` becomes its own ``data:`` line."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return head + f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n"
 
 
 def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:
@@ -61,44 +55,59 @@ async def _tail_start(request: Request, actor: Actor, job_id: PathId, stream: Lo
     return max(0, probe.size - TAIL_BYTES)
 
 
-async def _events(
-    request: Request, actor: Actor, job_id: PathId, stream: LogStream, start: int | None
-) -> AsyncIterator[str]:
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    try:
-        if start is None:
-            start = await _tail_start(request, actor, job_id, stream)
-            if start:
-                yield sse_event("log", f"[{start} earlier bytes not shown]\n")
-        chunks = logs.follow_log(
-            _sessionmaker(request), get_registry(request), actor, job_id, stream, start
-        )
-        async for chunk in chunks:
-            yield sse_event("log", html.escape(decoder.decode(chunk.data)), chunk.next_offset)
-    except PortalError as error:
-        # The status line has gone out already, so the problem travels as an event.
-        yield sse_event("problem", html.escape(error.detail))
-    yield sse_event("end", "")
-
-
-@router.get("/jobs/{job_id}/logs/{stream}/stream", name="job_log_stream")
-async def stream_log(
-    request: Request,
+async def authorized_start(
     session: SessionDep,
     actor: CurrentUser,
     job_id: PathId,
     stream: LogStream,
     offset: Annotated[int | None, Query(ge=0, le=MAX_OFFSET)] = None,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-) -> StreamingResponse:
+) -> int | None:
+    """Where the stream starts; authorized before the 200 goes out, so someone else's job
+    is still a plain 404 rather than an error event."""
     start = resume_offset(last_event_id, offset)
-    # Authorized before the 200 goes out, so someone else's job is still a plain 404.
     await logs.find_log_source(session, actor, job_id, stream)
-    return StreamingResponse(
-        _events(request, actor, job_id, stream, start),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    return start
+
+
+async def _chunks(
+    request: Request, actor: Actor, job_id: int, stream: LogStream, start: int | None
+) -> AsyncIterator[LogChunk]:
+    if start is None:
+        start = await _tail_start(request, actor, job_id, stream)
+        if start:
+            # A notice, not file content: its id still resumes where the file part begins.
+            notice = f"[{start} earlier bytes not shown]\n".encode()
+            yield LogChunk(stream, notice, start, start, start, eof=False)
+    chunks = logs.follow_log(
+        _sessionmaker(request), get_registry(request), actor, job_id, stream, start
     )
+    async for chunk in chunks:
+        yield chunk
+
+
+@router.get(
+    "/jobs/{job_id}/logs/{stream}/stream",
+    name="job_log_stream",
+    response_class=EventSourceResponse,
+)
+async def stream_log(
+    request: Request,
+    actor: CurrentUser,
+    job_id: PathId,
+    stream: LogStream,
+    start: Annotated[int | None, Depends(authorized_start)],
+) -> AsyncIterator[ServerSentEvent]:
+    """The live tail: HTML-escaped text htmx's SSE extension appends to a ``<pre>``."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    async for event in log_events(_chunks(request, actor, job_id, stream, start)):
+        if event.chunk is not None:
+            text = html.escape(decoder.decode(event.chunk.data))
+            yield ServerSentEvent(raw_data=text, event="log", id=str(event.chunk.next_offset))
+        elif event.error is not None:
+            yield ServerSentEvent(raw_data=html.escape(event.error.detail), event="error")
+        else:
+            yield ServerSentEvent(raw_data="", event="end")
 
 
 @router.get("/jobs/{job_id}/logs/{stream}", name="job_log_page")

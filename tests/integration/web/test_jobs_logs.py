@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from collections.abc import AsyncIterator
 
+import fastapi.routing
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -19,20 +19,26 @@ from app.scheduler.config import load_clusters
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
-from app.web.logs_stream import sse_event
 from tests.factories import make_job
 from tests.integration.web.conftest import People, sign_in
 
 CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
-EVENT = re.compile(r"(?:id: (\d+)\n)?event: (\w+)\n((?:data: .*\n)+)\n")
 
 
 def parse_events(body: str) -> list[tuple[int | None, str, str]]:
-    """(id, name, data) for each event, data lines joined the way browsers join them."""
+    """(id, name, data) for each event, data lines joined the way browsers join them;
+    comment lines (keep-alive pings) are skipped, as browsers do."""
     events = []
-    for event_id, name, data in EVENT.findall(body):
-        text = "\n".join(line[len("data: ") :] for line in data.splitlines())
-        events.append((int(event_id) if event_id else None, name, text))
+    for block in body.split("\n\n"):
+        fields: dict[str, list[str]] = {}
+        for line in block.split("\n"):
+            name, _, value = line.partition(": ")
+            if line and not line.startswith(":"):
+                fields.setdefault(name, []).append(value)
+        if "event" in fields:
+            event_id = fields.get("id", [""])[0]
+            text = "\n".join(fields.get("data", []))
+            events.append((int(event_id) if event_id else None, fields["event"][0], text))
     return events
 
 
@@ -59,8 +65,21 @@ async def _job(
     return job
 
 
-def test_sse_event_puts_every_line_in_its_own_data_field() -> None:
-    assert sse_event("log", "a\r\nb\n", 12) == "id: 12\nevent: log\ndata: a\ndata: b\ndata: \n\n"
+async def test_every_line_of_a_log_event_is_its_own_data_field_and_the_stream_is_not_stored(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+) -> None:
+    job = await _job(sessionmaker, people, "completed", "6")
+    fake.files["/scratch/alice/portal-web-test-6.out"] = b"a\r\nb\n"
+    await sign_in(client, "alice")
+
+    response = await client.get(f"/jobs/{job.id}/logs/stdout/stream", params={"offset": 0})
+
+    assert "event: log\ndata: a\ndata: b\ndata: \nid: 5\n\n" in response.text
+    assert response.text.endswith("event: end\ndata: \n\n")
+    assert response.headers["cache-control"] == "no-store"
 
 
 async def test_log_page_shows_one_page_with_links_to_its_neighbours(
@@ -150,6 +169,34 @@ async def test_stream_without_an_offset_opens_on_the_end_of_a_long_file(
     assert "earlier bytes not shown" in events[0][2]
     assert sum(len(text) for _, name, text in events[1:] if name == "log") == 64 * 1024
     assert events[-2][2].endswith("last line\n")
+
+
+async def test_a_quiet_running_job_gets_keep_alive_pings_until_it_ends(
+    client: httpx.AsyncClient,
+    people: People,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    fake: FakeScheduler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Proxies cut a stream that sends nothing for a minute; the framework pings every 15 s,
+    # shortened here.
+    monkeypatch.setattr(fastapi.routing, "_PING_INTERVAL", 0.2)
+    job = await _job(sessionmaker, people, "running", "10")
+    fake.files["/scratch/alice/portal-web-test-10.out"] = b""
+    await sign_in(client, "alice")
+
+    async def end_later() -> None:
+        await asyncio.sleep(1.0)
+        async with sessionmaker() as session:
+            await session.execute(update(Job).where(Job.id == job.id).values(state="completed"))
+            await session.commit()
+
+    ender = asyncio.create_task(end_later())
+    response = await client.get(f"/jobs/{job.id}/logs/stdout/stream", params={"offset": 0})
+    await ender
+
+    assert response.text.count(": ping\n\n") >= 3
+    assert parse_events(response.text) == [(None, "end", "")]
 
 
 # --- against the real cluster -------------------------------------------------------------

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from app.cli import commands
-from app.cli.client import ApiError, PortalClient, parse_sse
+from app.cli.client import ApiError, CliError, PortalClient, parse_sse
 from app.cli.config import ClientConfig, ConfigMissing, load_config, save_config
 from app.cli.exit_codes import ExitCode, for_final_state
 from app.cli.main import build_parser
@@ -80,6 +80,30 @@ def test_sse_parser_joins_data_lines_and_keeps_ids() -> None:
     events = list(parse_sse(lines))
     assert [(e.event, e.id) for e in events] == [("log", "5"), ("end", None)]
     assert json.loads(events[0].data) == {"data": "a"}
+
+
+def test_following_stops_with_the_streams_error_after_the_output_so_far(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    body = (
+        ": ping\n\n"
+        'event: log\ndata: {"data": "partial\\n"}\nid: 8\n\n'
+        'event: error\ndata: {"error": "NotFound", "detail": "This job has no log file yet."}\n\n'
+        'event: end\ndata: {"job_id": 3}\n\n'
+    )
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/api/v1/jobs/3/logs/stdout/follow"
+        return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+
+    args = build_parser().parse_args(["logs", "3", "--follow"])
+    with pytest.raises(CliError) as stopped:
+        commands.logs(client_answering(httpx.MockTransport(answer)), args)
+    assert (stopped.value.message, stopped.value.exit_code) == (
+        "This job has no log file yet.",
+        ExitCode.ERROR,
+    )
+    assert capsys.readouterr().out == "partial\n"
 
 
 def test_submit_sends_parameters_and_an_idempotency_key() -> None:

@@ -5,17 +5,17 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.api.v1.deps import Principal, Reader, RegistryDep
+from app.api.v1.deps import Reader, RegistryDep
 from app.api.v1.errors import BadRequest
 from app.api.v1.params import PathId
 from app.api.v1.schemas import LogChunkOut
 from app.deps import SessionDep
-from app.errors import PortalError
 from app.jobs import logs
+from app.jobs.log_events import log_events
 from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogChunk, LogStream
 
 logger = logging.getLogger(__name__)
@@ -63,64 +63,56 @@ def _resume_offset(last_event_id: str | None, offset: int) -> int:
     return int(last_event_id)
 
 
-def _event(name: str, data: str, event_id: int | None = None) -> str:
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}event: {name}\ndata: {data}\n\n"
-
-
-async def _events(
-    request: Request,
-    registry: RegistryDep,
-    principal: Principal,
-    job_id: PathId,
-    stream: LogStream,
-    offset: int,
-) -> AsyncIterator[str]:
-    chunks = logs.follow_log(
-        _sessionmaker(request), registry, principal.actor, job_id, stream, offset
-    )
-    try:
-        async for chunk in chunks:
-            yield _event("log", chunk_out(chunk).model_dump_json(), chunk.next_offset)
-    except PortalError as error:
-        # Headers are gone by now, so the error travels as an event.
-        body = {"error": error.error_type, "detail": error.detail}
-        yield _event("error", json.dumps(body))
-        return
-    yield _event("end", json.dumps({"job_id": job_id}))
-
-
-@router.get(
-    "/{stream}/follow",
-    summary="Follow a job's output (server-sent events)",
-    response_class=StreamingResponse,
-    responses={
-        200: {
-            "content": {
-                "text/event-stream": {
-                    "example": 'id: 12\nevent: log\ndata: {"data": "hi\\n", ...}\n\n'
-                }
-            },
-            "description": "`log` events (id = next byte offset; resume with Last-Event-ID), "
-            "then one `end` event once the job has ended and all output was sent.",
-        }
-    },
-)
-async def follow_job_log(
-    request: Request,
+async def authorized_start(
     session: SessionDep,
-    registry: RegistryDep,
     principal: Reader,
     job_id: PathId,
     stream: LogStream,
     offset: Annotated[int, Query(ge=0, le=2**62)] = 0,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
-) -> StreamingResponse:
+) -> int:
+    """Where the stream starts; authorized before the 200 is sent, so "not yours" is still
+    a proper 404 rather than an error event."""
     start = _resume_offset(last_event_id, offset)
-    # Authorize before the 200 is sent, so "not yours" is still a proper 404.
     await logs.find_log_source(session, principal.actor, job_id, stream)
-    return StreamingResponse(
-        _events(request, registry, principal, job_id, stream, start),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    return start
+
+
+@router.get(
+    "/{stream}/follow",
+    summary="Follow a job's output (server-sent events)",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "content": {
+                "text/event-stream": {
+                    "example": 'event: log\ndata: {"data": "hi\\n", ...}\nid: 12\n\n'
+                }
+            },
+            "description": "`log` events (id = next byte offset; resume with Last-Event-ID), "
+            "one `error` event (JSON with `error` and `detail`) if the output cannot be read "
+            "any further, then always one `end` event: after the job has ended and all output "
+            "was sent, or after an `error`. Comment lines keep an idle stream alive.",
+        }
+    },
+)
+async def follow_job_log(
+    request: Request,
+    registry: RegistryDep,
+    principal: Reader,
+    job_id: PathId,
+    stream: LogStream,
+    start: Annotated[int, Depends(authorized_start)],
+) -> AsyncIterator[ServerSentEvent]:
+    chunks = logs.follow_log(
+        _sessionmaker(request), registry, principal.actor, job_id, stream, start
     )
+    async for event in log_events(chunks):
+        if event.chunk is not None:
+            data = chunk_out(event.chunk).model_dump_json()
+            yield ServerSentEvent(raw_data=data, event="log", id=str(event.chunk.next_offset))
+        elif event.error is not None:
+            body = {"error": event.error.error_type, "detail": event.error.detail}
+            yield ServerSentEvent(raw_data=json.dumps(body), event="error")
+        else:
+            yield ServerSentEvent(raw_data=json.dumps({"job_id": job_id}), event="end")
