@@ -29,7 +29,7 @@ apt_install() { # apt_install PACKAGE... (only the missing ones)
 ensure_venv() {
   apt_install python3 python3-venv python3-pip ca-certificates git
   local stamp=$VENV/.installed-from
-  local want; want=$(sha256sum "$ROOT/pyproject.toml" | cut -d' ' -f1)
+  local want; want=$(cat "$ROOT/pyproject.toml" "$ROOT/constraints.txt" | sha256sum | cut -d' ' -f1)
   if [ ! -x "$VENV/bin/python" ]; then
     say "creating the virtualenv in .venv"
     "$SYS_PYTHON" -m venv "$VENV"
@@ -37,7 +37,7 @@ ensure_venv() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     say "installing Python dependencies"
     "$VENV/bin/pip" install -q --upgrade pip
-    "$VENV/bin/pip" install -q -e "$ROOT[dev]"
+    "$VENV/bin/pip" install -q -c "$ROOT/constraints.txt" -e "$ROOT[dev]"
     echo "$want" >"$stamp"
   fi
 }

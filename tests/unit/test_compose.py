@@ -135,3 +135,31 @@ def test_the_poller_serves_metrics_to_the_compose_network(
     assert 0 < int(poller["PORTAL_POLLER_METRICS_PORT"]) < 65536
     # The merge keeps the shared settings: the poller still talks to the same database.
     assert poller["PORTAL_DATABASE_URL"] == services["web"]["environment"]["PORTAL_DATABASE_URL"]
+
+
+LONG_RUNNING_PORTAL = ("postgres", "web", "poller", "mariadb", "slurmdbd", "slurmctld")
+
+
+def test_every_long_running_portal_service_has_a_health_check(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    for name in LONG_RUNNING_PORTAL:
+        assert "test" in services[name].get("healthcheck", {}), name
+
+
+def test_the_portal_image_installs_dependencies_before_the_code_it_copies() -> None:
+    text = (ROOT / "docker/portal/Dockerfile").read_text().replace("\\\n", " ")
+    steps = [line.split() for line in text.splitlines() if line.startswith(("COPY ", "RUN "))]
+    first_code = next(i for i, step in enumerate(steps) if step[:2] == ["COPY", "app"])
+    install = next(
+        i for i, step in enumerate(steps) if "constraints.txt" in step and step[0] == "RUN"
+    )
+    assert install < first_code
+    ignored = {
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    copied = {source for step in steps if step[0] == "COPY" for source in step[1:-1]}
+    assert copied and not copied & ignored
+    assert all((ROOT / source).exists() for source in copied)
