@@ -9,12 +9,11 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated
 
-from fastapi import Path, Query
+from fastapi import Path
 
 MAX_ID = 2**31 - 1
 
 PathId = Annotated[int, Path(ge=1, le=MAX_ID)]
-QueryId = Annotated[int | None, Query(ge=1, le=MAX_ID)]
 
 # Dates a report or filter can mean; beyond them date arithmetic overflows (year 9999 + a
 # day) and the database refuses the value, so they are refused or ignored at the edge.

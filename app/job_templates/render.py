@@ -141,11 +141,6 @@ def _job_name(submitted: Mapping[str, Any], fallback: str) -> tuple[str, str | N
     return text, None
 
 
-def default_job_name(template_name: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9_.+-]+", "-", template_name).strip("-").lower()
-    return cleaned[:64] or "job"
-
-
 def render(
     version: TemplateVersion,
     parameters: Mapping[str, Any],

@@ -65,17 +65,6 @@ async def list_versions(session: AsyncSession, template_id: int) -> list[Templat
     return list(result.scalars())
 
 
-async def get_version(
-    session: AsyncSession, template_id: int, version_id: int
-) -> TemplateVersion | None:
-    result = await session.execute(
-        select(TemplateVersion).where(
-            TemplateVersion.template_id == template_id, TemplateVersion.id == version_id
-        )
-    )
-    return result.scalar_one_or_none()
-
-
 async def next_version_number(session: AsyncSession, template_id: int) -> int:
     result = await session.execute(
         select(func.max(TemplateVersion.version)).where(TemplateVersion.template_id == template_id)

@@ -15,7 +15,6 @@ from app.jobs.states import ACTIVE_STATES, TERMINAL_STATES
 from app.models import (
     Job,
     JobEvent,
-    Membership,
     Project,
     TemplateVersion,
     User,
@@ -50,30 +49,11 @@ async def get_project(session: AsyncSession, project_id: int) -> Project | None:
     return await session.get(Project, project_id)
 
 
-async def get_membership(session: AsyncSession, user_id: int, project_id: int) -> Membership | None:
-    query = select(Membership).where(
-        Membership.user_id == user_id, Membership.project_id == project_id
-    )
-    return (await session.scalars(query)).one_or_none()
-
-
 async def get_cluster_username(session: AsyncSession, user_id: int, cluster: str) -> str | None:
     query = select(UserClusterAccount.username).where(
         UserClusterAccount.user_id == user_id, UserClusterAccount.cluster == cluster
     )
     return (await session.scalars(query)).one_or_none()
-
-
-async def list_managed_project_ids(session: AsyncSession, user_id: int) -> list[int]:
-    query = select(Membership.project_id).where(
-        Membership.user_id == user_id, Membership.role == "manager"
-    )
-    return list(await session.scalars(query))
-
-
-async def list_active_for_cluster(session: AsyncSession, cluster: str) -> Sequence[Job]:
-    query = select(Job).where(Job.cluster == cluster, Job.state.in_(ACTIVE_STATES))
-    return (await session.scalars(query.order_by(Job.id))).all()
 
 
 async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) -> list[Row[Any]]:
@@ -115,11 +95,6 @@ async def list_by_ids(session: AsyncSession, job_ids: Sequence[int]) -> list[Job
         chunk = job_ids[start : start + 500]
         rows.extend(await session.scalars(select(Job).where(Job.id.in_(chunk))))
     return rows
-
-
-async def list_member_project_ids(session: AsyncSession, user_id: int) -> list[int]:
-    query = select(Membership.project_id).where(Membership.user_id == user_id)
-    return list(await session.scalars(query))
 
 
 def visible_jobs_query(

@@ -95,10 +95,6 @@ def slurm_id_of(info: JobInfo) -> str:
     return info.array_job_id if info.array_job_id is not None else info.job_id
 
 
-def _megabytes(size: int | None) -> int | None:
-    return None if size is None else size // 2**20
-
-
 _NOT_STARTED = frozenset({JobState.QUEUED, JobState.QUEUED_HELD, JobState.UNDETERMINED})
 
 

@@ -10,7 +10,7 @@ from typing import SupportsFloat
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import AccountingJob, Job, Project, UsageDaily
+from app.models import AccountingJob, Project, UsageDaily
 from app.reports.repository import TERMINAL_STATES
 from app.reports.usage import visible_project_ids
 from app.users.actor import Actor
@@ -66,24 +66,6 @@ def efficiency(usage: Usage) -> Efficiency:
     memory = _ratio(usage.max_rss_mb, usage.requested_mem_mb)
     used_time = _ratio(float(usage.elapsed_seconds), usage.time_limit_seconds)
     return Efficiency(cpu, memory, used_time, waste_flags(usage, cpu))
-
-
-def job_efficiency(job: Job) -> Efficiency | None:
-    """Efficiency of a portal job once it has finished and its accounting is known."""
-    if job.ended_at is None or job.elapsed_seconds is None:
-        return None
-    rss = None if job.max_rss_bytes is None else job.max_rss_bytes / (1024 * 1024)
-    limit = None if job.time_limit_minutes is None else job.time_limit_minutes * 60
-    return efficiency(
-        Usage(
-            elapsed_seconds=job.elapsed_seconds,
-            alloc_cpus=job.alloc_cpus or job.cpus or 0,
-            total_cpu_seconds=job.total_cpu_seconds,
-            max_rss_mb=rss,
-            requested_mem_mb=job.memory_mb or job.alloc_mem_mb,
-            time_limit_seconds=limit,
-        )
-    )
 
 
 def record_efficiency(row: AccountingJob) -> Efficiency:

@@ -109,12 +109,6 @@ async def visible_project_ids(session: AsyncSession, actor: Actor) -> list[int] 
     return managed
 
 
-def can_see_usage(actor: Actor | None) -> bool:
-    if actor is None:
-        return False
-    return actor.is_site_admin or "manager" in actor.project_roles.values()
-
-
 def _period_label(session: AsyncSession, period: Period) -> Any:
     column = UsageDaily.day
     if session.get_bind().dialect.name == "postgresql":

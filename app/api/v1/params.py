@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from app.params import MAX_ID, PathId, QueryId
+from app.params import MAX_ID, PathId
 
-__all__ = ["MAX_ID", "PathId", "QueryId"]
+__all__ = ["MAX_ID", "PathId"]

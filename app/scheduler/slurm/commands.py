@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from app.scheduler.errors import InvalidSpec
 from app.scheduler.types import JobSpec
@@ -301,8 +301,3 @@ _MKDIR_SCRIPT = (
 def ensure_dirs_argv(directories: Sequence[str]) -> list[str]:
     """argv creating directories; prints each one that is missing or not writable."""
     return ["sh", "-c", _MKDIR_SCRIPT, "sh", *directories]
-
-
-def begin_in(delay: timedelta) -> str:
-    """A ``--begin`` value ``delay`` from now, in Slurm's relative syntax."""
-    return f"now+{max(0, int(delay.total_seconds()))}"

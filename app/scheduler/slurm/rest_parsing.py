@@ -130,11 +130,6 @@ def job_from_rest(raw: Mapping[str, Any], version: str) -> JobInfo:
     )
 
 
-def job_from_v0038(job: Mapping[str, Any]) -> JobInfo:
-    """Map one ``/slurm/v0.0.38/jobs`` (or 22.05 ``squeue --json``) record onto a JobInfo."""
-    return job_from_rest(job, "v0.0.38")
-
-
 def _elapsed(state: JobState, start: datetime | None, end: datetime | None) -> int | None:
     if start is None:
         return None
