@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, status
 
-from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
+from app.api.v1.deps import JobServiceDep, OriginDep, Reader, RegistryDep, Submitter
 from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
@@ -17,8 +17,8 @@ from app.jobs.end_causes import ending
 from app.jobs.repository import JobFilters
 from app.jobs.states import QUEUED_STATES, is_terminal
 from app.models import JOB_STATES, Job
+from app.submissions.choices import context_for
 from app.submissions.service import build_request
-from app.web.choices import context_for
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 MAX_KEY_LENGTH = 128
@@ -90,6 +90,7 @@ async def submit_job(
     session: SessionDep,
     principal: Submitter,
     service: JobServiceDep,
+    registry: RegistryDep,
     origin: OriginDep,
     body: SubmitIn,
     idempotency_key: IdempotencyKey = None,
@@ -99,7 +100,9 @@ async def submit_job(
         session,
         principal.actor,
         submission_from(body),
-        lambda project: context_for(request, session, principal.actor, project),
+        lambda project: context_for(
+            session, principal.actor, project, request.app.state.clusters, registry
+        ),
     )
     await release_connection(session)
     return job_out(await service.submit(principal.actor, job_request, key, origin=origin))
