@@ -95,8 +95,11 @@ async def release_connection(session: AsyncSession) -> None:
     A submit or job command waits seconds on SSH or HTTP while the jobs service opens its own
     short sessions; a request session still holding its connection meanwhile would need two
     connections per command and starve the pool under concurrent submits. The session stays
-    usable: the next query takes a connection again.
+    usable: the next query takes a connection again. Only a read phase may end this way
+    (ADR 0001): pending changes would be committed halfway through the request.
     """
+    if session.new or session.dirty or session.deleted:
+        raise RuntimeError("release_connection() would commit changes the request has not finished")
     await session.commit()
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db import unit_of_work
+from app.db import release_connection, unit_of_work
 from app.models import Job, JobTemplate, Membership, TemplateVersion, User, UserClusterAccount
 from tests.factories import add_member, make_job, make_project, make_template, make_user
 
@@ -178,3 +178,13 @@ async def test_naive_timestamps_are_refused(session: AsyncSession) -> None:
 
     with pytest.raises(StatementError, match="timezone-aware"):
         await make_job(session, alice, project, submitted_at=datetime(2026, 1, 1))
+
+
+async def test_a_read_phase_may_end_early_but_pending_writes_may_not(
+    session: AsyncSession,
+) -> None:
+    await release_connection(session)  # nothing pending: the connection goes back
+    session.add(User(login="halfway", display_name="Halfway", email="h@example.org"))
+    with pytest.raises(RuntimeError, match="not finished"):
+        await release_connection(session)
+    await session.rollback()
