@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from app.job_templates.context import PartitionChoice, SubmitContext
 from app.models import Project
 from app.scheduler.base import SchedulerAdapter
+from app.scheduler.config import DEFAULT_LOG_ROOTS
 from app.scheduler.errors import SchedulerError
 from app.scheduler.types import PartitionInfo
 
@@ -63,7 +64,7 @@ async def submit_context(
     *,
     adapter: SchedulerAdapter | None,
     username: str | None,
-    roots: tuple[str, ...] = ("/home", "/scratch"),
+    roots: tuple[str, ...] = DEFAULT_LOG_ROOTS,
 ) -> SubmitContext:
     """Choices for one user on one cluster; ``projects`` are the user's projects there."""
     partitions, associated = await _cluster_choices(cluster, adapter, username)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.scheduler.config import DEFAULT_LOG_ROOTS
+
 
 @dataclass(frozen=True, slots=True)
 class PartitionChoice:
@@ -24,7 +26,7 @@ class SubmitContext:
     accounts: tuple[str, ...]
     partitions: tuple[PartitionChoice, ...] = ()
     gpu_types: tuple[str, ...] = ()
-    roots: tuple[str, ...] = ("/home", "/scratch")
+    roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     home: str | None = None
 
     def partition(self, name: str | None) -> PartitionChoice | None:

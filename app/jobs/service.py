@@ -26,6 +26,7 @@ from app.jobs.repository import JobFilters
 from app.jobs.requests import JobRequest
 from app.models import Job, JobEvent
 from app.scheduler.base import SchedulerAdapter
+from app.scheduler.config import DEFAULT_LOG_ROOTS
 from app.scheduler.errors import (
     JobNotFound,
     PermissionDenied,
@@ -36,7 +37,6 @@ from app.scheduler.errors import (
 from app.users.actor import Actor
 
 logger = logging.getLogger(__name__)
-DEFAULT_LOG_ROOTS = ("/home", "/scratch")
 MAX_PAGE = 200
 
 

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 Transport = Literal["ssh", "rest"]
+# Where job logs may be written and read when a cluster's entry names no ``log_roots``.
+DEFAULT_LOG_ROOTS: tuple[str, ...] = ("/home", "/scratch")
 
 
 class ClusterConfigError(ValueError):
@@ -32,7 +34,7 @@ class ClusterConfig:
     rest_url: str = ""
     jwt_key: str = ""
     slurm_user: str = "slurm"
-    log_roots: tuple[str, ...] = ("/home", "/scratch")
+    log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
 
     @property
@@ -79,7 +81,7 @@ class _ClusterEntry(BaseModel):
     rest_url: str = ""
     jwt_key: str = ""
     slurm_user: str = Field(default="slurm", min_length=1)
-    log_roots: tuple[str, ...] = ("/home", "/scratch")
+    log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
 
     @model_validator(mode="after")

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from app.scheduler.base import follow_file
+from app.scheduler.config import DEFAULT_LOG_ROOTS
 from app.scheduler.errors import (
     FileUnavailable,
     JobAlreadyEnded,
@@ -55,7 +56,7 @@ class FakeScheduler:
         *,
         accounts: Mapping[str, Iterable[str]] | None = None,
         partitions: Sequence[PartitionInfo] = (_DEFAULT_PARTITION,),
-        log_roots: Sequence[str] = ("/home", "/scratch"),
+        log_roots: Sequence[str] = DEFAULT_LOG_ROOTS,
         first_job_id: int = 1000,
         coordinators: Mapping[str, Iterable[str]] | None = None,
         keeps_ended_jobs: bool = False,

@@ -18,12 +18,10 @@ from app.jobs.service import AdapterLookup
 from app.models import Project
 from app.projects import service as projects
 from app.scheduler.base import SchedulerAdapter
-from app.scheduler.config import ClusterConfig
+from app.scheduler.config import DEFAULT_LOG_ROOTS, ClusterConfig
 from app.scheduler.errors import SchedulerError
 from app.users import service as users
 from app.users.actor import Actor
-
-DEFAULT_ROOTS = ("/home", "/scratch")
 
 
 def _adapter(schedulers: AdapterLookup, cluster: str) -> SchedulerAdapter | None:
@@ -49,7 +47,7 @@ async def context_for(
 ) -> SubmitContext:
     """The pickers, roots and home for ``actor`` submitting to ``project``."""
     config = clusters.get(project.cluster)
-    roots = tuple(config.log_roots) if config else DEFAULT_ROOTS
+    roots = tuple(config.log_roots) if config else DEFAULT_LOG_ROOTS
     choices = await actor_projects(session, actor)
     username = await users.cluster_username(session, actor, project.cluster)
     await release_connection(session)
