@@ -93,6 +93,9 @@ def _ended_parent(parent: TrackedJob, tasks: list[JobInfo], now: datetime) -> Tr
         changes["ended_at"] = max(ended)
     if started:
         changes["started_at"] = min(started)
+    if ended and started:
+        # The array's own elapsed time is the span from its first start to its last end.
+        changes["elapsed_seconds"] = max(0, int((max(ended) - min(started)).total_seconds()))
     target = states.most_telling_end(ends)
     reason = f"{len(tasks)} tasks ended; {ends.count('completed')} completed"
     return Transition(parent.id, parent.state, target, reason, changes)

@@ -218,9 +218,10 @@ def test_pending_array_record_keeps_parent_active_when_tasks_ended() -> None:
 
 
 def test_array_parent_ends_with_the_most_telling_task_state() -> None:
+    started = ENDED_LONG_AGO - timedelta(minutes=3)
     records = [
-        info("12_1", JobState.COMPLETED, exit_code=0),
-        info("12_2", JobState.FAILED, exit_code=2),
+        info("12_1", JobState.COMPLETED, exit_code=0, start_time=started, end_time=started),
+        info("12_2", JobState.FAILED, exit_code=2, end_time=started + timedelta(seconds=90)),
     ]
     tasks = [
         job("running", "12_1", id=11, array_parent_id=10),
@@ -229,6 +230,7 @@ def test_array_parent_ends_with_the_most_telling_task_state() -> None:
     changes = reconcile([parent("running"), *tasks], [], records, NOW, GRACE)
     by_id = {t.job_id: t for t in changes}
     assert (by_id[10].to_state, by_id[10].changes["exit_code"]) == ("failed", 2)
+    assert by_id[10].changes["elapsed_seconds"] == 90  # first start to last end
     assert (by_id[11].to_state, by_id[12].to_state) == ("completed", "failed")
 
 
