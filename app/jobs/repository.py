@@ -121,15 +121,6 @@ def apply_filters(query: Select[Job], filters: JobFilters) -> Select[Job]:
     return query
 
 
-async def list_page(
-    session: AsyncSession, query: Select[Job], before_id: int | None, limit: int
-) -> list[Job]:
-    """One keyset page, newest first: ids strictly below ``before_id``."""
-    if before_id is not None:
-        query = query.where(Job.id < before_id)
-    return list(await session.scalars(query.order_by(Job.id.desc()).limit(limit)))
-
-
 async def list_events_for_job(session: AsyncSession, job_id: int) -> list[JobEvent]:
     query = select(JobEvent).where(JobEvent.job_id == job_id).order_by(JobEvent.id)
     return list(await session.scalars(query))

@@ -13,7 +13,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -22,7 +21,6 @@ from app.audit.service import SYSTEM, Origin, record_action
 from app.db import unit_of_work
 from app.errors import Conflict, Forbidden, ServiceUnavailable
 from app.jobs import authz, repository, states, submission, tasks
-from app.jobs.repository import JobFilters
 from app.jobs.requests import JobRequest
 from app.models import Job, JobEvent
 from app.scheduler.base import SchedulerAdapter
@@ -37,7 +35,6 @@ from app.scheduler.errors import (
 from app.users.actor import Actor
 
 logger = logging.getLogger(__name__)
-MAX_PAGE = 200
 
 
 class AdapterLookup(Protocol):
@@ -46,31 +43,8 @@ class AdapterLookup(Protocol):
     def get(self, cluster: str) -> SchedulerAdapter: ...
 
 
-@dataclass(frozen=True, slots=True)
-class JobPage:
-    items: list[Job]
-    next_cursor: int | None
-
-
 async def get_job(session: AsyncSession, actor: Actor, job_id: int) -> Job:
     return await authz.get_visible_job(session, actor, job_id)
-
-
-async def list_jobs(
-    session: AsyncSession,
-    actor: Actor,
-    filters: JobFilters | None = None,
-    cursor: int | None = None,
-    limit: int = 50,
-) -> JobPage:
-    """Newest first; pass the returned ``next_cursor`` to get the following page."""
-    size = max(1, min(limit, MAX_PAGE))
-    project_ids = sorted(actor.project_roles)
-    query = repository.visible_jobs_query(actor.user_id, actor.is_site_admin, project_ids)
-    query = repository.apply_filters(query, filters or JobFilters())
-    rows = await repository.list_page(session, query, cursor, size + 1)
-    has_more = len(rows) > size
-    return JobPage(rows[:size], rows[size - 1].id if has_more else None)
 
 
 async def list_events(session: AsyncSession, actor: Actor, job_id: int) -> list[JobEvent]:

@@ -6,7 +6,6 @@ the primary key, with the project name and array task counts inside it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -19,9 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.deps import SessionDep
 from app.job_templates.values import format_duration
-from app.jobs import repository, states
+from app.jobs import listing, repository, states
 from app.jobs.end_causes import format_seconds
-from app.jobs.repository import JobFilters
+from app.jobs.listing import ListQuery
 from app.models import ClusterStatus, Job, JobTemplate, Project, TemplateVersion
 from app.models.jobs import JOB_STATES
 from app.users.actor import Actor
@@ -30,7 +29,6 @@ from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
 
 PAGE_SIZE = 50
-ARRAY_TASK_ID = re.compile(r"\d{1,12}_\d{1,7}")
 RECENT_JOBS = 10
 QUICK_LINKS = 5
 # A cluster not heard from for this many poll intervals is shown as unreachable.
@@ -114,22 +112,22 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
-def _list_filters(actor: Actor, filters: HistoryFilters) -> repository.JobListFilters:
+def list_query(filters: HistoryFilters) -> ListQuery:
+    """The shared job-list query for what the page's filter form says."""
     wanted: tuple[str, ...] = (filters.state,) if filters.state else ()
     if filters.active_only:
         wanted = tuple(sorted(states.ACTIVE_STATES))
     if filters.finished_only:
         wanted = tuple(sorted(states.TERMINAL_STATES))
-    base = JobFilters(
+    return ListQuery(
         states=wanted,
         project_id=filters.project_id,
         cluster=filters.cluster,
-        owner_user_id=actor.user_id if filters.mine_only else None,
-        # Array tasks are folded into their array, unless one is searched for by its id.
-        include_array_tasks=ARRAY_TASK_ID.fullmatch(filters.text.strip()) is not None,
-    )
-    return repository.JobListFilters(
-        base, filters.template_id, filters.since, filters.until, filters.text
+        template_id=filters.template_id,
+        since=filters.since,
+        until=filters.until,
+        text=filters.text,
+        mine_only=filters.mine_only,
     )
 
 
@@ -141,15 +139,8 @@ async def history_page(
     limit: int = PAGE_SIZE,
 ) -> tuple[list[JobRow], int | None]:
     """One page of visible jobs, newest first, in a single query; array tasks folded in."""
-    visible = repository.visible_jobs_query(
-        actor.user_id, actor.is_site_admin, sorted(actor.project_roles)
-    )
-    found = await repository.list_job_rows(
-        session, visible, _list_filters(actor, filters), before, limit + 1
-    )
-    rows = [_row(listed) for listed in found]
-    has_more = len(rows) > limit
-    return rows[:limit], rows[limit - 1].id if has_more else None
+    found, next_before = await listing.list_page(session, actor, list_query(filters), before, limit)
+    return [_row(listed) for listed in found], next_before
 
 
 async def filter_choices(session: AsyncSession, actor: Actor) -> dict[str, Any]:

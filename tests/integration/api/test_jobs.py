@@ -140,6 +140,49 @@ async def test_job_list_mine_leaves_out_colleagues_jobs(
     assert [job["id"] for job in mine] == [own.id]
 
 
+async def test_job_list_takes_the_job_pages_filters_template_dates_and_name_or_slurm_id(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    template = await make_template(session, world.alice, name="trainer")
+    january, march = datetime(2026, 1, 5, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)
+    early = await make_job(
+        session,
+        world.alice,
+        world.physics,
+        name="train-a",
+        created_at=january,
+        template_version_id=template.current_version_id,
+    )
+    late = await make_job(session, world.alice, world.physics, name="train-b", created_at=march)
+    array = await make_job(
+        session, world.alice, world.physics, name="sweep", slurm_job_id="700", array_spec="1-3"
+    )
+    task = await make_job(
+        session,
+        world.alice,
+        world.physics,
+        name="sweep",
+        slurm_job_id="700_2",
+        array_parent_id=array.id,
+        array_task_id=2,
+    )
+    await session.commit()
+    headers = await issue_token(session, world.alice)
+
+    async def ids(query: str) -> list[int]:
+        answer = await client.get(f"/api/v1/jobs?{query}", headers=headers)
+        assert answer.status_code == 200, answer.text
+        return [job["id"] for job in answer.json()["items"]]
+
+    assert await ids("q=train") == [late.id, early.id]
+    assert await ids(f"template_id={template.id}") == [early.id]
+    assert await ids("since=2026-02-01&until=2026-03-01&q=train") == [late.id]
+    assert await ids("q=700") == [array.id]  # tasks folded into their array
+    assert await ids("q=700_2") == [task.id]  # unless one is asked for by its id
+    refused = await client.get("/api/v1/jobs?since=0001-01-01", headers=headers)
+    assert refused.status_code == 400
+
+
 async def test_a_pending_job_carries_slurms_expected_start_and_a_running_one_none(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:

@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from app.jobs import service, submission
-from app.jobs.repository import JobFilters
+from app.jobs import listing, service, submission
+from app.jobs.listing import ListQuery
 from app.jobs.requests import JobRequest
 from app.models import Job, JobEvent, Project, User
 from app.poller.cycle import poll_cluster_once
@@ -243,17 +243,17 @@ async def test_list_jobs_pages_newest_first_over_visible_jobs(session: AsyncSess
     mine = [await make_job(session, alice, project) for _ in range(5)]
     await make_job(session, bob, other)
     await session.commit()
-    first = await service.list_jobs(session, await as_actor(session, alice), cursor=None, limit=3)
-    second = await service.list_jobs(
-        session, await as_actor(session, alice), cursor=first.next_cursor, limit=3
-    )
-    seen = [job.id for job in first.items + second.items]
+    as_alice = await as_actor(session, alice)
+    first, after = await listing.list_page(session, as_alice, ListQuery(), None, 3)
+    second, last = await listing.list_page(session, as_alice, ListQuery(), after, 3)
+    seen = [row.job.id for row in first + second]
     assert seen == sorted((job.id for job in mine), reverse=True)
-    assert second.next_cursor is None
-    running = await service.list_jobs(
-        session, await as_actor(session, manager), JobFilters(states=("running",))
+    assert last is None
+    as_manager = await as_actor(session, manager)
+    running, _ = await listing.list_page(
+        session, as_manager, ListQuery(states=("running",)), None, 50
     )
-    assert running.items == []
+    assert running == []
 
 
 async def test_job_events_are_recorded_for_every_poller_transition(

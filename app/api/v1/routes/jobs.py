@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, status
@@ -12,11 +13,13 @@ from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, Subm
 from app.api.v1.submissions import submission_from
 from app.db import release_connection
 from app.deps import SessionDep
+from app.jobs import listing
 from app.jobs import service as jobs
 from app.jobs.end_causes import ending
-from app.jobs.repository import JobFilters
+from app.jobs.listing import ListQuery
 from app.jobs.states import QUEUED_STATES, is_terminal
 from app.models import JOB_STATES, Job
+from app.params import is_plausible_day
 from app.submissions.choices import context_for
 from app.submissions.service import build_request
 
@@ -116,20 +119,35 @@ async def list_jobs(
     state: Annotated[list[str] | None, Query(description=f"One of {', '.join(JOB_STATES)}")] = None,
     project_id: PathId | None = None,
     cluster: Annotated[str | None, Query(max_length=64)] = None,
+    template_id: PathId | None = None,
+    since: Annotated[date | None, Query(description="Submitted on or after this day")] = None,
+    until: Annotated[date | None, Query(description="Submitted on or before this day")] = None,
+    q: Annotated[
+        str | None, Query(max_length=200, description="Name contains, or Slurm id (169, 169_2)")
+    ] = None,
     mine: Annotated[bool, Query(description="Only your own jobs, not your projects'")] = False,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=64)] = None,
 ) -> JobPageOut:
-    filters = JobFilters(
+    for day, name in ((since, "since"), (until, "until")):
+        if day is not None and not is_plausible_day(day):
+            raise BadRequest(f"{name} is not a plausible day.")
+    query = ListQuery(
         states=known_states(state),
         project_id=project_id,
         cluster=cluster,
-        owner_user_id=principal.actor.user_id if mine else None,
+        template_id=template_id,
+        since=since,
+        until=until,
+        text=q or "",
+        mine_only=mine,
     )
-    page = await jobs.list_jobs(session, principal.actor, filters, decode_cursor(cursor), limit)
-    next_cursor, next_url = next_page(request, page.next_cursor)
+    rows, after = await listing.list_page(
+        session, principal.actor, query, decode_cursor(cursor), limit
+    )
+    next_cursor, next_url = next_page(request, after)
     return JobPageOut(
-        items=[job_out(j) for j in page.items], next_cursor=next_cursor, next=next_url
+        items=[job_out(row.job) for row in rows], next_cursor=next_cursor, next=next_url
     )
 
 
