@@ -12,8 +12,7 @@ from app.deps import SessionDep
 from app.models import utc_now
 from app.reports import efficiency, limits
 from app.reports.chart import chart_series, render_svg
-from app.reports.csv_export import write_csv
-from app.reports.usage import CSV_HEADER, METRICS, UsageQuery, csv_rows, usage_report
+from app.reports.usage import CSV_DOWNLOAD_HEADERS, METRICS, UsageQuery, usage_csv, usage_report
 from app.templating import render
 from app.web.admin_common import page_context
 from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
@@ -54,9 +53,7 @@ async def usage_page(
     query = _query(start, end, group_by, period, sort, order)
     report = await usage_report(session, actor, query)
     if format == "csv":
-        headers = {"Content-Disposition": 'attachment; filename="usage.csv"'}
-        body = write_csv(CSV_HEADER, csv_rows(report))
-        return Response(body, media_type="text/csv", headers=headers)
+        return Response(usage_csv(report), media_type="text/csv", headers=CSV_DOWNLOAD_HEADERS)
     metric = metric if metric in UNITS else "cpu_hours"
     svg = render_svg(report.periods, chart_series(report, metric), UNITS[metric])
     context = page_context(

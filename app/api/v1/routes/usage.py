@@ -17,8 +17,7 @@ from app.api.v1.deps import Reader
 from app.api.v1.usage_schemas import UsageOut, usage_out
 from app.deps import SessionDep
 from app.models import utc_now
-from app.reports.csv_export import write_csv
-from app.reports.usage import CSV_HEADER, METRICS, GroupBy, Period, UsageQuery, csv_rows
+from app.reports.usage import CSV_DOWNLOAD_HEADERS, METRICS, GroupBy, Period, UsageQuery, usage_csv
 from app.reports.usage import usage_report as build_report
 
 router = APIRouter(prefix="/usage", tags=["usage"])
@@ -72,7 +71,5 @@ async def get_usage_report(
     query = _query(start, end, group_by, period, sort, order)
     report = await build_report(session, principal.actor, query)
     if format == "csv":
-        headers = {"Content-Disposition": 'attachment; filename="usage.csv"'}
-        body = write_csv(CSV_HEADER, csv_rows(report))
-        return Response(body, media_type="text/csv", headers=headers)
+        return Response(usage_csv(report), media_type="text/csv", headers=CSV_DOWNLOAD_HEADERS)
     return usage_out(report)
