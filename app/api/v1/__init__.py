@@ -16,7 +16,6 @@ from app.api.v1.routes import (
     templates,
     usage,
 )
-from app.api.v1.schemas import ERROR_RESPONSES
 
 TAGS = [
     {"name": "me", "description": "Who the token belongs to, with its scopes."},
@@ -38,8 +37,6 @@ def operation_id(route: APIRoute) -> str:
     return route.name
 
 
-router = APIRouter(
-    prefix="/api/v1", responses=ERROR_RESPONSES, generate_unique_id_function=operation_id
-)
+router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
 for module in (me, projects, clusters, templates, jobs, tasks, scripts, logs, usage):
     router.include_router(module.router)

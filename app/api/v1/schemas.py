@@ -40,6 +40,25 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+def errors(
+    *codes: int, takes_input: bool = True, streams: bool = False
+) -> dict[int | str, dict[str, Any]]:
+    """The error answers one route can give: always 401 and 403 (token and scope), 422 when
+    it takes parameters or a body, and ``codes``. Errors are JSON even on a route that
+    ``streams`` events (the framework would file them under the stream's media type)."""
+    wanted = {401, 403, *codes} | ({422} if takes_input else set())
+    if not streams:
+        return {code: ERROR_RESPONSES[code] for code in sorted(wanted)}
+    schema = {"$ref": "#/components/schemas/ErrorOut"}
+    return {
+        code: {
+            "description": ERROR_RESPONSES[code]["description"],
+            "content": {"application/json": {"schema": schema}},
+        }
+        for code in sorted(wanted)
+    }
+
+
 class MeOut(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={

@@ -43,3 +43,23 @@ async def test_job_states_are_one_enum_with_the_databases_values(
     events = schemas["JobEventOut"]["properties"]
     assert events["to_state"] == {"$ref": "#/components/schemas/JobStateName"}
     assert set(TERMINAL_STATES) <= set(JOB_STATES)
+
+
+async def test_each_operation_names_only_the_errors_it_can_answer_with(
+    client: httpx.AsyncClient,
+) -> None:
+    paths = (await _spec(client))["paths"]
+
+    def codes(path: str, method: str) -> set[str]:
+        return {code for code in paths[path][method]["responses"] if code[0] in "45"}
+
+    assert codes("/api/v1/me", "get") == {"401", "403"}
+    assert codes("/api/v1/jobs/{job_id}", "get") == {"401", "403", "404", "422"}
+    assert codes("/api/v1/jobs", "post") == {"400", "401", "403", "404", "409", "422", "503"}
+    assert codes("/api/v1/jobs/{job_id}/cancel", "post") >= {"404", "409", "503"}
+    assert "503" not in codes("/api/v1/jobs/{job_id}/events", "get")
+    for path, operations in paths.items():
+        for method, operation in operations.items():
+            for code in codes(path, method):
+                schema = operation["responses"][code]["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorOut"}, (path, method, code)

@@ -5,7 +5,7 @@ from datetime import timedelta
 from fastapi import APIRouter, Request
 
 from app.api.v1.deps import Reader, RegistryDep, adapter_for
-from app.api.v1.schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut
+from app.api.v1.schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut, errors
 from app.errors import NotFound
 from app.scheduler.types import PartitionInfo
 
@@ -30,7 +30,12 @@ def partition_out(partition: PartitionInfo) -> PartitionOut:
     )
 
 
-@router.get("", response_model=list[ClusterOut], summary="Configured clusters")
+@router.get(
+    "",
+    response_model=list[ClusterOut],
+    summary="Configured clusters",
+    responses=errors(takes_input=False),
+)
 async def list_clusters(request: Request, principal: Reader) -> list[ClusterOut]:
     names = sorted(request.app.state.clusters)
     return [ClusterOut(name=name, username=principal.actor.username_on(name)) for name in names]
@@ -40,6 +45,7 @@ async def list_clusters(request: Request, principal: Reader) -> list[ClusterOut]
     "/{cluster}",
     response_model=ClusterDetailOut,
     summary="Partitions and your associations, asked of the cluster now",
+    responses=errors(404, 503),
 )
 async def get_cluster(
     request: Request, registry: RegistryDep, principal: Reader, cluster: str

@@ -9,7 +9,7 @@ from app.api.v1.deps import JobServiceDep, OriginDep, Reader, RegistryDep, Submi
 from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
-from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn
+from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn, errors
 from app.api.v1.submissions import submission_from
 from app.db import release_connection
 from app.deps import SessionDep
@@ -87,6 +87,7 @@ def checked_key(key: str | None) -> str | None:
     response_model=JobOut,
     status_code=status.HTTP_201_CREATED,
     summary="Submit a job from a template or a raw script",
+    responses=errors(400, 404, 409, 503),
 )
 async def submit_job(
     request: Request,
@@ -111,7 +112,9 @@ async def submit_job(
     return job_out(await service.submit(principal.actor, job_request, key, origin=origin))
 
 
-@router.get("", response_model=JobPageOut, summary="Jobs you can see, newest first")
+@router.get(
+    "", response_model=JobPageOut, summary="Jobs you can see, newest first", responses=errors(400)
+)
 async def list_jobs(
     request: Request,
     session: SessionDep,
@@ -151,12 +154,17 @@ async def list_jobs(
     )
 
 
-@router.get("/{job_id}", response_model=JobOut, summary="One job")
+@router.get("/{job_id}", response_model=JobOut, summary="One job", responses=errors(404))
 async def get_job(session: SessionDep, principal: Reader, job_id: PathId) -> JobOut:
     return job_out(await jobs.get_job(session, principal.actor, job_id))
 
 
-@router.get("/{job_id}/events", response_model=list[JobEventOut], summary="State history")
+@router.get(
+    "/{job_id}/events",
+    response_model=list[JobEventOut],
+    summary="State history",
+    responses=errors(404),
+)
 async def list_job_events(
     session: SessionDep, principal: Reader, job_id: PathId
 ) -> list[JobEventOut]:
@@ -169,21 +177,36 @@ async def list_job_events(
     ]
 
 
-@router.post("/{job_id}/cancel", response_model=JobOut, summary="Ask Slurm to cancel")
+@router.post(
+    "/{job_id}/cancel",
+    response_model=JobOut,
+    summary="Ask Slurm to cancel",
+    responses=errors(404, 409, 503),
+)
 async def cancel_job(
     principal: Submitter, service: JobServiceDep, origin: OriginDep, job_id: PathId
 ) -> JobOut:
     return job_out(await service.cancel(principal.actor, job_id, origin=origin))
 
 
-@router.post("/{job_id}/hold", response_model=JobOut, summary="Keep a pending job from starting")
+@router.post(
+    "/{job_id}/hold",
+    response_model=JobOut,
+    summary="Keep a pending job from starting",
+    responses=errors(404, 409, 503),
+)
 async def hold_job(
     principal: Submitter, service: JobServiceDep, origin: OriginDep, job_id: PathId
 ) -> JobOut:
     return job_out(await service.hold(principal.actor, job_id, origin=origin))
 
 
-@router.post("/{job_id}/release", response_model=JobOut, summary="Let a held job start")
+@router.post(
+    "/{job_id}/release",
+    response_model=JobOut,
+    summary="Let a held job start",
+    responses=errors(404, 409, 503),
+)
 async def release_job(
     principal: Submitter, service: JobServiceDep, origin: OriginDep, job_id: PathId
 ) -> JobOut:
@@ -195,6 +218,7 @@ async def release_job(
     response_model=JobOut,
     status_code=status.HTTP_201_CREATED,
     summary="Submit a copy, optionally with other resources",
+    responses=errors(400, 404, 409, 503),
 )
 async def resubmit_job(
     principal: Submitter,

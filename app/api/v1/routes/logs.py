@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.api.v1.deps import Reader, RegistryDep
 from app.api.v1.errors import BadRequest
 from app.api.v1.params import PathId
-from app.api.v1.schemas import LogChunkOut
+from app.api.v1.schemas import LogChunkOut, errors
 from app.deps import SessionDep
 from app.jobs import logs
 from app.jobs.log_events import log_events
@@ -39,7 +39,12 @@ def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
     return maker
 
 
-@router.get("/{stream}", response_model=LogChunkOut, summary="A page of a job's output")
+@router.get(
+    "/{stream}",
+    response_model=LogChunkOut,
+    summary="A page of a job's output",
+    responses=errors(404, 503),
+)
 async def read_job_log(
     request: Request,
     registry: RegistryDep,
@@ -82,7 +87,8 @@ async def authorized_start(
     "/{stream}/follow",
     summary="Follow a job's output (server-sent events)",
     response_class=EventSourceResponse,
-    responses={
+    responses=errors(400, 404, 503, streams=True)
+    | {
         200: {
             "content": {
                 "text/event-stream": {

@@ -3,12 +3,17 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.v1.deps import Reader
-from app.api.v1.schemas import MeOut
+from app.api.v1.schemas import MeOut, errors
 
 router = APIRouter(tags=["me"])
 
 
-@router.get("/me", response_model=MeOut, summary="The token's owner and effective scopes")
+@router.get(
+    "/me",
+    response_model=MeOut,
+    summary="The token's owner and effective scopes",
+    responses=errors(takes_input=False),
+)
 async def get_me(principal: Reader) -> MeOut:
     user = principal.user
     return MeOut(

@@ -4,7 +4,7 @@ from fastapi import APIRouter
 
 from app.api.v1.deps import Reader
 from app.api.v1.params import PathId
-from app.api.v1.schemas import MemberOut, ProjectOut
+from app.api.v1.schemas import MemberOut, ProjectOut, errors
 from app.deps import SessionDep
 from app.projects import service as projects
 from app.projects.service import ProjectView
@@ -24,12 +24,22 @@ def project_out(view: ProjectView) -> ProjectOut:
     )
 
 
-@router.get("", response_model=list[ProjectOut], summary="Projects you belong to")
+@router.get(
+    "",
+    response_model=list[ProjectOut],
+    summary="Projects you belong to",
+    responses=errors(takes_input=False),
+)
 async def list_projects(session: SessionDep, principal: Reader) -> list[ProjectOut]:
     return [project_out(view) for view in await projects.list_for_actor(session, principal.actor)]
 
 
-@router.get("/{project_id}", response_model=ProjectOut, summary="One of your projects")
+@router.get(
+    "/{project_id}",
+    response_model=ProjectOut,
+    summary="One of your projects",
+    responses=errors(404),
+)
 async def get_project(session: SessionDep, principal: Reader, project_id: PathId) -> ProjectOut:
     return project_out(await projects.get(session, principal.actor, project_id))
 
@@ -38,6 +48,7 @@ async def get_project(session: SessionDep, principal: Reader, project_id: PathId
     "/{project_id}/members",
     response_model=list[MemberOut],
     summary="Members of a project you manage",
+    responses=errors(404),
 )
 async def list_project_members(
     session: SessionDep, principal: Reader, project_id: PathId

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.v1.deps import Reader, RegistryDep
 from app.api.v1.params import PathId
+from app.api.v1.schemas import errors
 from app.jobs.kept_script import job_script
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
@@ -23,7 +24,12 @@ class JobScriptOut(BaseModel):
     )
 
 
-@router.get("/{job_id}/script", response_model=JobScriptOut, summary="A job's batch script")
+@router.get(
+    "/{job_id}/script",
+    response_model=JobScriptOut,
+    summary="A job's batch script",
+    responses=errors(404, 503),
+)
 async def get_job_script(
     request: Request, registry: RegistryDep, principal: Reader, job_id: PathId
 ) -> JobScriptOut:

@@ -10,7 +10,7 @@ from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
 from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
 from app.api.v1.routes.jobs import IdempotencyKey, checked_key, job_out, known_states
-from app.api.v1.schemas import JobOut, TaskPageOut, TaskUsageOut
+from app.api.v1.schemas import JobOut, TaskPageOut, TaskUsageOut, errors
 from app.deps import SessionDep
 from app.jobs import tasks
 from app.models import JOB_STATES
@@ -18,7 +18,12 @@ from app.models import JOB_STATES
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 
 
-@router.get("/{job_id}/tasks", response_model=TaskPageOut, summary="An array job's tasks")
+@router.get(
+    "/{job_id}/tasks",
+    response_model=TaskPageOut,
+    summary="An array job's tasks",
+    responses=errors(400, 404),
+)
 async def list_job_tasks(
     request: Request,
     session: SessionDep,
@@ -55,6 +60,7 @@ async def list_job_tasks(
     response_model=JobOut,
     status_code=status.HTTP_201_CREATED,
     summary="Submit an array again with exactly its failed tasks",
+    responses=errors(400, 404, 409, 503),
 )
 async def retry_failed_tasks(
     principal: Submitter,

@@ -10,6 +10,7 @@ from app.api.v1.schemas import (
     TemplateListOut,
     TemplateOut,
     TemplateVersionOut,
+    errors,
 )
 from app.deps import SessionDep
 from app.errors import NotFound
@@ -57,7 +58,12 @@ def draft_from(body: TemplateIn) -> TemplateDraft:
     return TemplateDraft(**body.model_dump())
 
 
-@router.get("", response_model=TemplateListOut, summary="Templates you can use")
+@router.get(
+    "",
+    response_model=TemplateListOut,
+    summary="Templates you can use",
+    responses=errors(takes_input=False),
+)
 async def list_templates(session: SessionDep, principal: Reader) -> TemplateListOut:
     found: dict[int, JobTemplate] = {}
     for scope in LIST_SCOPES:
@@ -71,6 +77,7 @@ async def list_templates(session: SessionDep, principal: Reader) -> TemplateList
     response_model=TemplateDetailOut,
     status_code=status.HTTP_201_CREATED,
     summary="Create a template (version 1)",
+    responses=errors(404),
 )
 async def create_template(
     session: SessionDep, principal: Submitter, origin: OriginDep, body: TemplateIn
@@ -79,7 +86,9 @@ async def create_template(
     return detail_out(await templates.create(session, principal.actor, draft, origin=origin))
 
 
-@router.get("/{template_id}", response_model=TemplateDetailOut, summary="A template")
+@router.get(
+    "/{template_id}", response_model=TemplateDetailOut, summary="A template", responses=errors(404)
+)
 async def get_template(
     session: SessionDep, principal: Reader, template_id: PathId
 ) -> TemplateDetailOut:
@@ -90,6 +99,7 @@ async def get_template(
     "/{template_id}",
     response_model=TemplateDetailOut,
     summary="Save a new version, which becomes the current one",
+    responses=errors(404),
 )
 async def update_template(
     session: SessionDep,
@@ -104,7 +114,10 @@ async def update_template(
 
 
 @router.get(
-    "/{template_id}/versions", response_model=list[TemplateVersionOut], summary="All versions"
+    "/{template_id}/versions",
+    response_model=list[TemplateVersionOut],
+    summary="All versions",
+    responses=errors(404),
 )
 async def list_template_versions(
     session: SessionDep, principal: Reader, template_id: PathId
@@ -113,7 +126,10 @@ async def list_template_versions(
 
 
 @router.get(
-    "/{template_id}/versions/{version}", response_model=TemplateVersionOut, summary="One version"
+    "/{template_id}/versions/{version}",
+    response_model=TemplateVersionOut,
+    summary="One version",
+    responses=errors(404),
 )
 async def get_template_version(
     session: SessionDep, principal: Reader, template_id: PathId, version: int
@@ -129,6 +145,7 @@ async def get_template_version(
     response_model=TemplateDetailOut,
     status_code=status.HTTP_201_CREATED,
     summary="A personal copy of the current version",
+    responses=errors(404),
 )
 async def clone_template(
     session: SessionDep, principal: Submitter, origin: OriginDep, template_id: PathId

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from app.api.v1.deps import Reader
+from app.api.v1.schemas import errors
 from app.api.v1.usage_schemas import UsageOut, usage_out
 from app.deps import SessionDep
 from app.models import utc_now
@@ -55,7 +56,8 @@ def _query(
     "",
     response_model=UsageOut,
     summary="Usage of the projects you manage (all projects with an admin token)",
-    responses={200: {"content": {"text/csv": {"example": "group,period,cpu_hours,...\n"}}}},
+    responses=errors(400)
+    | {200: {"content": {"text/csv": {"example": "group,period,cpu_hours,...\n"}}}},
 )
 async def get_usage_report(
     session: SessionDep,
