@@ -117,6 +117,8 @@ def submit_script(client: PortalClient, args: argparse.Namespace) -> ExitCode:
 
 def jobs_list(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     params = {"state": args.state, "project_id": args.project, "limit": args.limit}
+    params |= {"q": args.search, "template_id": args.template}
+    params |= {"since": args.since, "until": args.until}
     params["mine"] = "false" if args.projects else "true"
     body = client.get("/jobs", params)
     return _emit(args, body, lambda b: output.print_table(b["items"], JOB_COLUMNS))

@@ -32,6 +32,10 @@ def _add_job_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     listing.add_argument(
         "--projects", action="store_true", help="your projects' jobs too, not only yours"
     )
+    listing.add_argument("--search", help="name contains this, or this Slurm id (169, 169_2)")
+    listing.add_argument("--template", type=int, help="only jobs of this template id")
+    listing.add_argument("--since", help="submitted on or after this day (YYYY-MM-DD)")
+    listing.add_argument("--until", help="submitted on or before this day (YYYY-MM-DD)")
     listing.add_argument("--limit", type=int, default=50)
     listing.set_defaults(run=commands.jobs_list)
     actions = {"show": commands.jobs_show, "script": commands.jobs_script}

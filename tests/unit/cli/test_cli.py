@@ -161,6 +161,31 @@ def test_jobs_list_shows_your_own_jobs_unless_asked_for_your_projects(
     assert asked[0].url.params["mine"] == mine
 
 
+def test_jobs_list_takes_the_job_pages_filters() -> None:
+    asked: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return httpx.Response(200, json={"items": [], "next": None})
+
+    flags = [
+        "--search",
+        "169_2",
+        "--template",
+        "4",
+        "--since",
+        "2026-01-01",
+        "--until",
+        "2026-02-01",
+    ]
+    args = build_parser().parse_args(["jobs", "list", "--json", *flags])
+    assert commands.jobs_list(client_answering(httpx.MockTransport(answer)), args) == ExitCode.OK
+    sent = asked[0].url.params
+    assert (sent["q"], sent["template_id"]) == ("169_2", "4")
+    assert (sent["since"], sent["until"]) == ("2026-01-01", "2026-02-01")
+    assert "state" not in sent  # what was not asked for is not sent
+
+
 def test_tasks_reads_every_page_then_prints_the_counts(capsys: pytest.CaptureFixture[str]) -> None:
     pages = {
         None: {"items": [{"array_task_id": 1, "state": "completed"}], "next_cursor": "c2"},
