@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +27,7 @@ from app.config import Settings, load_cluster_configs, load_settings
 from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
 from app.jobs.service import JobService
+from app.observability.metrics import forget_process
 from app.observability.scheduler import InstrumentedRegistry
 from app.poller.runner import run_poller
 from app.scheduler.config import ClusterConfig
@@ -84,6 +86,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             await _stop_poller(poller)
         await registry.close()
         await engine.dispose()
+        forget_process(os.getpid())
 
 
 def _start_poller(

@@ -1,86 +1,68 @@
-"""A small Prometheus registry written for the portal's few metrics (text format 0.0.4).
+"""The portal's Prometheus metrics, kept by prometheus_client.
 
-Counters, gauges and histograms, with labels; values live in process memory, so every web
-replica and poller exposes its own series and Prometheus sums them.
+Each web worker (``uvicorn --workers N``) and each poller is its own process. With
+``PROMETHEUS_MULTIPROC_DIR`` set to an empty directory shared by a host's processes (the
+README's run command and the image set it), every process writes its figures there and one
+scrape answers for all of them, whichever worker takes it; without it each process answers
+for itself. The process's own ``process_*`` figures (``app.observability.process``) always
+describe the process that answered.
 """
 
 from __future__ import annotations
 
-import math
-import threading
+import os
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-LabelValues = tuple[str, ...]
+import prometheus_client
+from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+
+MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _labels(names: Sequence[str], values: Sequence[str], extra: str = "") -> str:
-    parts = [f'{name}="{_escape(value)}"' for name, value in zip(names, values, strict=True)]
-    if extra:
-        parts.append(extra)
-    return "{" + ",".join(parts) + "}" if parts else ""
+# ``*_created`` series double every counter and histogram and no dashboard reads them.
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+REGISTRY = CollectorRegistry(auto_describe=True)
 
 
-def _number(value: float) -> str:
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value))
-
-
-class _SingleValue:
-    """One number per label set; subclasses say how it changes."""
-
-    kind = "untyped"
-    suffix = ""
-
-    def __init__(self, name: str, help_text: str, labels: Sequence[str] = ()) -> None:
-        self.name = name
-        self.help = help_text
-        self.label_names = tuple(labels)
-        self._values: dict[LabelValues, float] = {}
-        self._lock = threading.Lock()
-
-    def value(self, *labels: str) -> float:
-        return self._values.get(labels, 0.0)
-
-    def samples(self) -> Iterable[str]:
-        with self._lock:
-            items = sorted(self._values.items())
-        for labels, value in items:
-            text_labels = _labels(self.label_names, labels)
-            yield f"{self.name}{self.suffix}{text_labels} {_number(value)}"
-
-
-class Counter(_SingleValue):
+class Counter:
     """A monotonically increasing count per label set."""
 
-    kind = "counter"
-    suffix = "_total"
+    def __init__(
+        self,
+        name: str,
+        help_text: str,
+        labels: Sequence[str] = (),
+        registry: CollectorRegistry = REGISTRY,
+    ) -> None:
+        self._metric = prometheus_client.Counter(name, help_text, labels, registry=registry)
+        self._labelled = bool(labels)
 
     def inc(self, *labels: str, amount: float = 1.0) -> None:
-        with self._lock:
-            self._values[labels] = self._values.get(labels, 0.0) + amount
+        (self._metric.labels(*labels) if self._labelled else self._metric).inc(amount)
 
 
-class Gauge(_SingleValue):
-    """A value per label set that goes up and down (set, not incremented)."""
+class Gauge:
+    """A value per label set that goes up and down; per live process when several run."""
 
-    kind = "gauge"
+    def __init__(
+        self,
+        name: str,
+        help_text: str,
+        labels: Sequence[str] = (),
+        registry: CollectorRegistry = REGISTRY,
+    ) -> None:
+        self._metric = prometheus_client.Gauge(
+            name, help_text, labels, registry=registry, multiprocess_mode="liveall"
+        )
+        self._labelled = bool(labels)
 
     def set(self, value: float, *labels: str) -> None:
-        with self._lock:
-            self._values[labels] = value
+        (self._metric.labels(*labels) if self._labelled else self._metric).set(value)
 
 
 class Histogram:
     """Observations counted into cumulative buckets, with their sum and count."""
-
-    kind = "histogram"
 
     def __init__(
         self,
@@ -88,40 +70,20 @@ class Histogram:
         help_text: str,
         labels: Sequence[str] = (),
         buckets: Sequence[float] = DEFAULT_BUCKETS,
+        registry: CollectorRegistry = REGISTRY,
     ) -> None:
-        self.name = name
-        self.help = help_text
-        self.label_names = tuple(labels)
-        self.bounds = (*sorted(buckets), math.inf)
-        self._series: dict[LabelValues, list[float]] = {}
-        self._lock = threading.Lock()
+        self._metric = prometheus_client.Histogram(
+            name, help_text, labels, registry=registry, buckets=buckets
+        )
+        self._labelled = bool(labels)
 
     def observe(self, value: float, *labels: str) -> None:
-        with self._lock:
-            # Per series: one slot per bucket, then the sum.
-            series = self._series.setdefault(labels, [0.0] * (len(self.bounds) + 1))
-            for index, bound in enumerate(self.bounds):
-                if value <= bound:
-                    series[index] += 1
-            series[-1] += value
-
-    def count(self, *labels: str) -> float:
-        series = self._series.get(labels)
-        return series[-2] if series else 0.0
-
-    def samples(self) -> Iterable[str]:
-        with self._lock:
-            items = sorted((key, list(values)) for key, values in self._series.items())
-        for labels, series in items:
-            for bound, count in zip(self.bounds, series, strict=False):
-                le = f'le="{_number(bound)}"'
-                yield f"{self.name}_bucket{_labels(self.label_names, labels, le)} {_number(count)}"
-            text_labels = _labels(self.label_names, labels)
-            yield f"{self.name}_sum{text_labels} {_number(series[-1])}"
-            yield f"{self.name}_count{text_labels} {_number(series[-2])}"
+        (self._metric.labels(*labels) if self._labelled else self._metric).observe(value)
 
 
-class Metric(Protocol):
+class TextMetric(Protocol):
+    """A family written out by hand (the process figures, read when scraped)."""
+
     name: str
     help: str
     kind: str
@@ -129,8 +91,8 @@ class Metric(Protocol):
     def samples(self) -> Iterable[str]: ...
 
 
-def exposition(metrics: Iterable[Metric]) -> str:
-    """The text format Prometheus scrapes."""
+def exposition(metrics: Iterable[TextMetric]) -> str:
+    """Hand-written families in the text format Prometheus scrapes."""
     lines: list[str] = []
     for metric in metrics:
         # In format 0.0.4 a counter's family carries the ``_total`` its samples carry.
@@ -139,6 +101,21 @@ def exposition(metrics: Iterable[Metric]) -> str:
         lines.append(f"# TYPE {family} {metric.kind}")
         lines.extend(metric.samples())
     return "\n".join(lines) + "\n"
+
+
+def registry_text(registry: CollectorRegistry = REGISTRY) -> str:
+    """The portal's metrics: every process's on a host sharing a multiprocess directory."""
+    if os.environ.get(MULTIPROCESS_DIR_VARIABLE):
+        gathered = CollectorRegistry()
+        multiprocess.MultiProcessCollector(gathered)  # type: ignore[no-untyped-call]
+        return generate_latest(gathered).decode()
+    return generate_latest(registry).decode()
+
+
+def forget_process(pid: int) -> None:
+    """Drop a process's live gauges once it has exited (its counters are kept)."""
+    if os.environ.get(MULTIPROCESS_DIR_VARIABLE):
+        multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]
 
 
 HTTP_REQUESTS = Counter(
@@ -175,15 +152,4 @@ SUBMITS = Counter(
     "portal_submits",
     "Submissions sent to a scheduler by outcome (accepted, rejected, failed).",
     ("cluster", "outcome"),
-)
-ALL_METRICS: tuple[Metric, ...] = (
-    HTTP_REQUESTS,
-    HTTP_LATENCY,
-    SCHEDULER_CALLS,
-    SCHEDULER_LATENCY,
-    POLL_CYCLES,
-    POLL_CYCLE_DURATION,
-    POLL_TRANSITIONS,
-    POLLER_LEASE_HELD,
-    SUBMITS,
 )

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 
-from app.observability.metrics import ALL_METRICS, exposition
+from app.observability.metrics import exposition, registry_text
 from app.observability.process import PROCESS_METRICS
 
 logger = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ MAX_HEADER_BYTES = 8192
 
 
 def metrics_text() -> str:
-    return exposition((*ALL_METRICS, *PROCESS_METRICS))
+    return registry_text() + exposition(PROCESS_METRICS)
 
 
 def _response(status: str, body: str, content_type: str = "text/plain; charset=utf-8") -> bytes:

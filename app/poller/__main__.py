@@ -7,11 +7,13 @@ also serves ``/metrics`` (poll cycles, scheduler calls, lease, process memory) t
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 
 from app.config import load_cluster_configs, load_settings
 from app.db import create_engine, create_sessionmaker
 from app.observability.logs import configure_json_logging
+from app.observability.metrics import forget_process
 from app.observability.serve import start_metrics_server
 from app.poller.runner import run_poller
 from app.scheduler.registry import SchedulerRegistry
@@ -40,6 +42,7 @@ async def main() -> None:
             await metrics.wait_closed()
         await registry.close()
         await engine.dispose()
+        forget_process(os.getpid())
 
 
 if __name__ == "__main__":

@@ -62,8 +62,9 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str, step: float =
 class PortalProcess:
     """One uvicorn web process; ``kill()`` is SIGKILL, as an out-of-memory kill would be."""
 
-    def __init__(self, url: str, log: Path, *, poller: bool = True) -> None:
+    def __init__(self, url: str, log: Path, *, poller: bool = True, workers: int = 1) -> None:
         self.database_url = url
+        self.workers = workers
         self.port = _free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log = log
@@ -73,7 +74,7 @@ class PortalProcess:
     def start(self) -> None:
         command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--no-access-log"]
-        command += ["--no-proxy-headers"]
+        command += ["--no-proxy-headers", "--workers", str(self.workers)]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, env=self.env, cwd=ROOT, stdout=out, stderr=out)
         wait_for(self.is_up, START_TIMEOUT, "the portal to answer")

@@ -7,8 +7,9 @@ import time
 
 import httpx
 import pytest
+from prometheus_client import CollectorRegistry
 
-from app.observability.metrics import Counter, Gauge, exposition
+from app.observability.metrics import Counter, Gauge, exposition, registry_text
 from app.observability.process import (
     PROCESS_METRICS,
     open_fds,
@@ -19,20 +20,22 @@ from app.observability.serve import answer, start_metrics_server
 
 
 def test_gauge_keeps_the_last_value_per_label_set() -> None:
-    gauge = Gauge("t_lease", "help", ("cluster",))
+    registry = CollectorRegistry()
+    gauge = Gauge("t_lease", "help", ("cluster",), registry=registry)
     gauge.set(1, "a")
     gauge.set(0, "a")
     gauge.set(1, "b")
-    text = exposition([gauge])
+    text = registry_text(registry)
     assert "# TYPE t_lease gauge" in text
     assert 't_lease{cluster="a"} 0.0' in text
     assert 't_lease{cluster="b"} 1.0' in text
 
 
 def test_counter_family_and_samples_share_the_total_suffix() -> None:
-    counter = Counter("t_calls", "help", ("kind",))
+    registry = CollectorRegistry()
+    counter = Counter("t_calls", "help", ("kind",), registry=registry)
     counter.inc("queue")
-    lines = exposition([counter]).splitlines()
+    lines = registry_text(registry).splitlines()
     assert lines[:2] == ["# HELP t_calls_total help", "# TYPE t_calls_total counter"]
     assert lines[2] == 't_calls_total{kind="queue"} 1.0'
 
