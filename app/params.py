@@ -6,6 +6,8 @@ overflowing the database driver (a 500), on both surfaces alike.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from datetime import date
 from typing import Annotated
 
@@ -23,3 +25,30 @@ LAST_DAY = date(2200, 12, 31)
 
 def is_plausible_day(day: date) -> bool:
     return FIRST_DAY <= day <= LAST_DAY
+
+
+class BadCursor(ValueError):
+    """A page cursor this portal did not give out."""
+
+
+_CURSOR_PREFIX = "job:"
+
+
+def encode_cursor(last_id: int) -> str:
+    """The opaque cursor of the page after ``last_id``, the same on the pages and the API."""
+    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{last_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None) -> int | None:
+    """The id a cursor pages below; None for the first page; BadCursor if it is not ours."""
+    if not cursor:
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        text = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        raise BadCursor(cursor) from None
+    number = text.removeprefix(_CURSOR_PREFIX)
+    if not text.startswith(_CURSOR_PREFIX) or not number.isdigit() or len(number) > 18:
+        raise BadCursor(cursor)
+    return int(number)

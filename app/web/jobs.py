@@ -21,7 +21,7 @@ from app.job_templates.values import format_duration, format_memory, parse_durat
 from app.jobs import service as jobs
 from app.jobs.service import JobService, script_digest
 from app.models.jobs import JOB_STATES
-from app.params import MAX_ID, PathId, is_plausible_day
+from app.params import MAX_ID, BadCursor, PathId, decode_cursor, encode_cursor, is_plausible_day
 from app.scheduler.errors import SchedulerError
 from app.scheduler.registry import SchedulerRegistry
 from app.templating import is_htmx
@@ -82,25 +82,33 @@ def _parse_filters(
 
 
 FiltersDep = Annotated[HistoryFilters, Depends(_parse_filters)]
-BeforeDep = Annotated[int | None, Query(ge=1, le=MAX_ID)]
+CursorDep = Annotated[str | None, Query(max_length=64)]
+
+
+def _below(cursor: str | None) -> int | None:
+    try:
+        return decode_cursor(cursor)
+    except BadCursor:
+        raise ValidationFailed(fields={"cursor": "is not a page of this list"}) from None
 
 
 async def _history_context(
-    session: AsyncSession, actor: Actor, filters: HistoryFilters, before: int | None
+    session: AsyncSession, actor: Actor, filters: HistoryFilters, cursor: str | None
 ) -> dict[str, Any]:
-    rows, next_before = await history_page(session, actor, filters, before)
+    rows, next_before = await history_page(session, actor, filters, _below(cursor))
     query = filters.query_string()
-    page = f"before={before}" if before else ""
+    this_page = f"cursor={cursor}" if cursor else ""
+    next_page = f"cursor={encode_cursor(next_before)}" if next_before else ""
     return {
         "rows": rows,
         "filters": filters,
-        "next_url": f"/jobs?{'&'.join(p for p in (query, f'before={next_before}') if p)}"
+        "next_url": f"/jobs?{'&'.join(p for p in (query, next_page) if p)}"
         if next_before
         else None,
-        "refresh_url": f"/jobs/rows?{'&'.join(p for p in (query, page) if p)}",
+        "refresh_url": f"/jobs/rows?{'&'.join(p for p in (query, this_page) if p)}",
         "polls": any(not row.badge.is_terminal for row in rows),
         "poll_trigger": POLL_EVERY,
-        "is_paged": before is not None,
+        "is_paged": bool(cursor),
         "first_url": f"/jobs?{query}" if query else "/jobs",
     }
 
@@ -112,9 +120,9 @@ async def job_history(
     actor: CurrentUser,
     web: WebContextDep,
     filters: FiltersDep,
-    before: BeforeDep = None,
+    cursor: CursorDep = None,
 ) -> Response:
-    context = await _history_context(session, actor, filters, before)
+    context = await _history_context(session, actor, filters, cursor)
     context.update(await filter_choices(session, actor))
     return page(request, web, "jobs/list.html", context)
 
@@ -126,9 +134,9 @@ async def job_history_rows(
     actor: CurrentUser,
     web: WebContextDep,
     filters: FiltersDep,
-    before: BeforeDep = None,
+    cursor: CursorDep = None,
 ) -> Response:
-    context = await _history_context(session, actor, filters, before)
+    context = await _history_context(session, actor, filters, cursor)
     response = page(request, web, "jobs/list.html", context, block="results")
     if request.headers.get("HX-Trigger") == "job-filters":
         # The address bar shows the filtered page, so it can be bookmarked and shared.

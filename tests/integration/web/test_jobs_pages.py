@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.jobs.service import JobService
 from app.models import Job, JobEvent
+from app.params import encode_cursor
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.states import JobState as SchedulerState
@@ -179,14 +180,20 @@ async def test_history_pages_with_a_keyset_cursor(
     await sign_in(client, "alice")
 
     first = await client.get("/jobs")
-    next_link = re.search(r'href="(/jobs\?before=\d+)" rel="next"', first.text)
+    next_link = re.search(r'href="(/jobs\?cursor=[\w-]+)" rel="next"', first.text)
     assert next_link is not None
     second = await client.get(next_link.group(1))
+    forged = await client.get("/jobs?cursor=not-ours")
 
     assert first.text.count('<tr id="job-row-') == 50
     assert "run-54" in first.text and "run-04" not in first.text
     assert second.text.count('<tr id="job-row-') == 5
     assert "run-04" in second.text and 'rel="next"' not in second.text
+    # The same opaque cursor as the API's: the job list's next page there is this one.
+    assert next_link.group(1).removeprefix("/jobs?cursor=") == encode_cursor(
+        int(re.findall(r'<tr id="job-row-(\d+)"', first.text)[-1])
+    )
+    assert forged.status_code in (400, 422) and "cursor" in forged.text
 
 
 async def test_array_job_is_one_row_with_task_counts(
