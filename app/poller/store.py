@@ -93,13 +93,14 @@ def _task_row(parent: Job, change: Transition) -> Job:
 async def _create_tasks(session: AsyncSession, creations: Sequence[Transition]) -> None:
     parent_ids = sorted({c.parent_job_id for c in creations if c.parent_job_id is not None})
     parents = {job.id: job for job in await repository.list_by_ids(session, parent_ids)}
-    for change in creations:
-        parent = parents.get(change.parent_job_id or 0)
-        if parent is None:
-            continue
-        task = _task_row(parent, change)
-        session.add(task)
-        await session.flush()
+    created = [
+        (_task_row(parents[change.parent_job_id], change), change)
+        for change in creations
+        if change.parent_job_id in parents
+    ]
+    session.add_all([task for task, _ in created])
+    await session.flush()  # one round trip for the ids of a whole array's new tasks
+    for task, change in created:
         repository.add_event(
             session, task.id, None, change.to_state, reason=change.reason, source="poller"
         )
