@@ -6,9 +6,10 @@ it can still change and is rendered without ``hx-trigger`` once everything has e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -37,8 +38,22 @@ def get_registry(request: Request) -> SchedulerRegistry:
     return registry
 
 
-TaskStateQuery = Annotated[str | None, Query(max_length=32)]
-AfterQuery = Annotated[int | None, Query(ge=0, le=MAX_ID)]
+@dataclass(frozen=True, slots=True)
+class TasksShown:
+    """Which of an array's tasks the page shows: a state filter and the page's start."""
+
+    task_state: str | None
+    after: int | None
+
+
+def tasks_shown(
+    task_state: Annotated[str | None, Query(max_length=32)] = None,
+    after: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
+) -> TasksShown:
+    return TasksShown(task_state, after)
+
+
+TasksShownDep = Annotated[TasksShown, Depends(tasks_shown)]
 
 
 def _streams(job: Job) -> list[tuple[str, str]]:
@@ -94,10 +109,9 @@ async def job_detail(
     actor: CurrentUser,
     web: WebContextDep,
     job_id: PathId,
-    task_state: TaskStateQuery = None,
-    after: AfterQuery = None,
+    shown: TasksShownDep,
 ) -> Response:
-    context = await _page_context(session, actor, job_id, web.csrf_token, task_state, after)
+    context = await _page_context(session, actor, job_id, web.csrf_token, shown)
     return page(request, web, "jobs/detail.html", context)
 
 
@@ -114,11 +128,11 @@ async def _page_context(
     actor: Actor,
     job_id: int,
     csrf_token: str,
-    task_state: str | None,
-    after: int | None,
+    shown: TasksShown,
 ) -> dict[str, Any]:
     context = await detail_context(session, actor, job_id, csrf_token)
-    context.update(await task_context(session, actor, context["job"], task_state, after))
+    job = context["job"]
+    context.update(await task_context(session, actor, job, shown.task_state, shown.after))
     context["tasks_poll_trigger"] = TASKS_POLL_EVERY
     return context
 
@@ -130,10 +144,9 @@ async def job_tasks_table(
     actor: CurrentUser,
     web: WebContextDep,
     job_id: PathId,
-    task_state: TaskStateQuery = None,
-    after: AfterQuery = None,
+    shown: TasksShownDep,
 ) -> Response:
-    context = await _page_context(session, actor, job_id, web.csrf_token, task_state, after)
+    context = await _page_context(session, actor, job_id, web.csrf_token, shown)
     return page(request, web, "jobs/detail.html", context, block="job_tasks")
 
 

@@ -10,7 +10,8 @@ from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
 from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
 from app.api.v1.routes.jobs import IdempotencyKey, checked_key, job_out, known_states
-from app.api.v1.schemas import JobOut, TaskPageOut, TaskUsageOut, errors
+from app.api.v1.schemas import JobOut, errors
+from app.api.v1.task_schemas import TaskPageOut, task_usage_out
 from app.deps import SessionDep
 from app.jobs import tasks
 from app.models import JOB_STATES
@@ -37,19 +38,10 @@ async def list_job_tasks(
         session, principal.actor, job_id, known_states(state), decode_cursor(cursor), limit
     )
     next_cursor, next_url = next_page(request, found.next_after)
-    used = found.rollup
     return TaskPageOut(
         items=[job_out(task) for task in found.tasks],
         counts=found.counts,
-        usage=TaskUsageOut(
-            longest_task_seconds=used.longest_seconds,
-            ended_tasks_seconds=used.ended_seconds,
-            cpu_seconds=used.cpu_seconds,
-            cpu_efficiency_percent=used.cpu_efficiency,
-            max_rss_bytes=used.max_rss_bytes,
-            cpus_per_task=used.cpus_per_task,
-            memory_per_task_mb=used.memory_per_task_mb,
-        ),
+        usage=task_usage_out(found.rollup),
         next_cursor=next_cursor,
         next=next_url,
     )
