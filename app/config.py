@@ -87,7 +87,7 @@ class Settings(BaseSettings):
         return self.run_poller_in_web
 
 
-def _describe_validation_error(error: ValidationError) -> list[str]:
+def describe_validation_error(error: ValidationError) -> list[str]:
     problems = []
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"])
@@ -101,7 +101,7 @@ def load_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as error:
-        raise ConfigError(_describe_validation_error(error)) from None
+        raise ConfigError(describe_validation_error(error)) from None
 
 
 def _file_problem(path_text: str) -> str | None:

@@ -1,20 +1,36 @@
-"""Request-scoped dependencies, as ``Annotated`` aliases for route signatures."""
+"""Request-scoped dependencies, as ``Annotated`` aliases for route signatures.
+
+Each reads what ``create_app`` built (``app.wiring.Services``); tests replace one with
+``app.dependency_overrides`` or hand ``create_app`` their own scheduler registry.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
+from app.jobs.service import JobService
 from app.scheduler.config import ClusterConfig
+from app.scheduler.registry import Schedulers
+from app.wiring import Services, services_of
 
 
-async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+def get_services(request: Request) -> Services:
+    return services_of(request.app)
+
+
+def get_sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
+    return services_of(request.app).sessionmaker
+
+
+async def get_session(
+    sessionmaker: Annotated[async_sessionmaker[AsyncSession], Depends(get_sessionmaker)],
+) -> AsyncIterator[AsyncSession]:
     """One transaction per request: committed once when the route succeeds, else rolled back."""
-    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     async with sessionmaker() as session:
         try:
             yield session
@@ -26,17 +42,32 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 
 def get_settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
+    return services_of(request.app).settings
 
 
-def get_clusters(request: Request) -> dict[str, ClusterConfig]:
-    clusters: dict[str, ClusterConfig] = request.app.state.clusters
-    return clusters
+def get_clusters(request: Request) -> Mapping[str, ClusterConfig]:
+    return services_of(request.app).clusters
+
+
+def get_cluster_names(request: Request) -> tuple[str, ...]:
+    """The clusters the portal serves, sorted: those its scheduler registry has adapters for."""
+    return services_of(request.app).cluster_names
+
+
+def get_registry(request: Request) -> Schedulers:
+    return services_of(request.app).schedulers
+
+
+def get_job_service(request: Request) -> JobService:
+    return services_of(request.app).jobs
 
 
 # scope="function": commit before the response is sent, so a failed commit is reported as
 # an error and the client never sees success for data that was not saved.
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+SessionmakerDep = Annotated[async_sessionmaker[AsyncSession], Depends(get_sessionmaker)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-ClustersDep = Annotated[dict[str, ClusterConfig], Depends(get_clusters)]
+ClustersDep = Annotated[Mapping[str, ClusterConfig], Depends(get_clusters)]
+ClusterNamesDep = Annotated[tuple[str, ...], Depends(get_cluster_names)]
+RegistryDep = Annotated[Schedulers, Depends(get_registry)]
+JobServiceDep = Annotated[JobService, Depends(get_job_service)]

@@ -9,10 +9,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import select, text
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import ClusterStatus
 from app.web.proxies import is_operations_request
+from app.wiring import services_of
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -40,8 +41,9 @@ async def read_cluster_statuses(session: AsyncSession) -> dict[str, ClusterStatu
 async def healthz(request: Request) -> JSONResponse:
     """``{"status": "ok"}`` for anyone (load balancers); the database and each cluster's
     last contact and error only for operations networks, since they describe the site."""
-    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
-    configured: list[str] = list(request.app.state.clusters)
+    services = services_of(request.app)
+    sessionmaker = services.sessionmaker
+    configured = list(services.cluster_names)
     try:
         async with sessionmaker() as session:
             statuses = await read_cluster_statuses(session)

@@ -24,13 +24,11 @@ from starlette.types import Scope
 from app import api, health, observability
 from app.api import docs as api_docs
 from app.config import Settings, load_cluster_configs, load_settings
-from app.db import create_engine, create_sessionmaker
 from app.errors import install_error_handlers
-from app.jobs.service import JobService
 from app.observability.metrics import forget_process
 from app.observability.scheduler import InstrumentedRegistry
 from app.poller.runner import run_poller
-from app.scheduler.config import ClusterConfig
+from app.scheduler.registry import Schedulers
 from app.security import BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.templating import render
 from app.web import admin, admin_audit, dashboard, logs_stream, render_pool, tokens, usage
@@ -38,7 +36,8 @@ from app.web import jobs as job_pages
 from app.web.auth import WebContextDep
 from app.web.proxies import ForwardedForMiddleware
 from app.web.router import router as web_router
-from app.web.settings import web_settings_of
+from app.web.settings import WebSettings, load_web_settings, web_settings_of
+from app.wiring import build_services, services_of
 
 logger = logging.getLogger(__name__)
 # A poll cycle in flight is allowed to finish and write its transaction before shutdown.
@@ -53,28 +52,15 @@ async def home(request: Request, context: WebContextDep) -> Response:
     # Signed-in researchers land on their own jobs; the welcome page is for visitors.
     if context.actor is not None:
         return RedirectResponse(request.url_for("dashboard"), status_code=303)
-    return render(request, "home.html", {"clusters": sorted(request.app.state.clusters)})
+    clusters = services_of(request.app).cluster_names
+    return render(request, "home.html", {"clusters": clusters})
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    settings: Settings = app.state.settings
-    clusters: dict[str, ClusterConfig] = app.state.clusters
-    engine = create_engine(
-        settings.database_url,
-        pool_size=settings.db_pool_size,
-        max_overflow=settings.db_max_overflow,
-    )
-    sessionmaker = create_sessionmaker(engine)
-    registry = InstrumentedRegistry(clusters)
-    app.state.engine = engine
-    app.state.sessionmaker = sessionmaker
-    app.state.schedulers = registry
-    app.state.job_service = JobService(
-        sessionmaker, registry, {name: tuple(c.log_roots) for name, c in clusters.items()}
-    )
+    services = services_of(app)
     stop = asyncio.Event()
-    poller = _start_poller(settings, sessionmaker, registry, stop)
+    poller = _start_poller(services.settings, services.sessionmaker, services.schedulers, stop)
     # Ready means previews too: workers importing the portal would otherwise compete with
     # the first requests for the CPU.
     await render_pool.warm()
@@ -84,15 +70,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop.set()
         if poller is not None:
             await _stop_poller(poller)
-        await registry.close()
-        await engine.dispose()
+        await services.schedulers.close()
+        await services.engine.dispose()
         forget_process(os.getpid())
 
 
 def _start_poller(
     settings: Settings,
     sessionmaker: async_sessionmaker[AsyncSession],
-    registry: InstrumentedRegistry,
+    registry: Schedulers,
     stop: asyncio.Event,
 ) -> asyncio.Task[None] | None:
     """The single-machine default: the poller runs as a task of the web process."""
@@ -130,10 +116,20 @@ def _max_body_bytes(scope: Scope) -> int:
     return web_settings_of(scope["app"]).max_body_bytes
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the portal; with no ``settings`` they are read from the environment."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    registry: Schedulers | None = None,
+    web_settings: WebSettings | None = None,
+) -> FastAPI:
+    """Build the portal and everything it runs on (``app.wiring``), checked before it serves.
+
+    With no ``settings`` they are read from the environment; ``registry`` replaces the
+    scheduler adapters the clusters file describes (a test's scheduler, another transport).
+    """
     settings = settings or load_settings()
     clusters = load_cluster_configs(settings)
+    schedulers = registry if registry is not None else InstrumentedRegistry(clusters)
     app = FastAPI(
         title="HPC Portal",
         lifespan=lifespan,
@@ -141,8 +137,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url="/api/openapi.json",
         redoc_url=None,
     )
-    app.state.settings = settings
-    app.state.clusters = clusters
+    app.state.services = build_services(settings, clusters, schedulers)
+    app.state.web_settings = web_settings or load_web_settings()
     install_error_handlers(app)
     app.add_middleware(SecurityHeadersMiddleware)
     observability.install(app)

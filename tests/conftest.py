@@ -14,8 +14,10 @@ Databases (every database test runs on both backends):
 
 Application:
 
-- ``app``: ``create_app(settings)`` with its lifespan running (engine and sessionmaker on
-  ``app.state``). Override ``settings`` in a test module to change the configuration.
+- ``app``: ``create_app(settings, registry=registry, web_settings=web_settings)`` with its
+  lifespan running. Override ``settings``, ``registry`` (e.g. ``fake_registry(scheduler)``
+  from ``tests.factories``) or ``web_settings`` in a module, or parametrize them in a test, to
+  change what it is built from; ``app.dependency_overrides`` replaces one dependency.
 - ``client``: an ``httpx.AsyncClient`` talking to ``app`` in-process at http://testserver;
   server errors come back as 500 responses instead of being raised.
 
@@ -40,6 +42,8 @@ from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head
 from app.main import create_app
 from app.models import Base
+from app.scheduler.registry import Schedulers
+from app.web.settings import WebSettings
 from tests.slurm_versions import HOST_VERSION
 
 DEFAULT_TEST_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test"
@@ -133,8 +137,21 @@ def settings(db_url: str) -> Settings:
 
 
 @pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
+def registry() -> Schedulers | None:
+    """The app's scheduler adapters; None builds them from ``settings`` (no clusters)."""
+    return None
+
+
+@pytest.fixture
+def web_settings() -> WebSettings:
+    return WebSettings()
+
+
+@pytest.fixture
+async def app(
+    settings: Settings, registry: Schedulers | None, web_settings: WebSettings
+) -> AsyncIterator[FastAPI]:
+    application = create_app(settings, registry=registry, web_settings=web_settings)
     async with application.router.lifespan_context(application):
         yield application
 

@@ -21,10 +21,19 @@ from app.models import (
     User,
     UserClusterAccount,
 )
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.registry import SchedulerRegistry
 from app.users.actor import Actor
 from app.users.service import actor_for
 
 DEFAULT_CLUSTER = "testcluster"
+
+
+def fake_registry(scheduler: SchedulerAdapter, cluster: str = DEFAULT_CLUSTER) -> SchedulerRegistry:
+    """A registry whose one cluster is served by ``scheduler``, for ``create_app(registry=)``."""
+    return SchedulerRegistry.of({cluster: scheduler})
+
+
 DEFAULT_SCRIPT = "#!/bin/bash\necho hello\n"
 _sequence = itertools.count(1)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import ClusterConfig, Transport
@@ -23,6 +24,16 @@ def build_adapter(config: ClusterConfig, transport: Transport | None = None) -> 
     return SlurmAdapter(config, SshTransport(config), rest)
 
 
+class Schedulers(Protocol):
+    """Adapters by cluster name, as the portal uses them (a registry or a test's own)."""
+
+    def get(self, cluster: str) -> SchedulerAdapter: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    async def close(self) -> None: ...
+
+
 class SchedulerRegistry:
     """Adapters by cluster name; create once at start-up, close at shutdown."""
 
@@ -30,6 +41,13 @@ class SchedulerRegistry:
         self._adapters: dict[str, SchedulerAdapter] = {
             name: build_adapter(config) for name, config in configs.items()
         }
+
+    @classmethod
+    def of(cls, adapters: Mapping[str, SchedulerAdapter]) -> SchedulerRegistry:
+        """A registry of adapters built elsewhere (another transport, a test scheduler)."""
+        registry = cls({})
+        registry._adapters = dict(adapters)
+        return registry
 
     def get(self, cluster: str) -> SchedulerAdapter:
         """The adapter for ``cluster``; UnknownCluster if it is not configured."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
 from typing import Annotated
 
@@ -50,7 +51,7 @@ async def audit_page(
     return render(request, "admin/audit.html", context)
 
 
-def _cluster(clusters: dict[str, ClusterConfig], name: str) -> ClusterConfig:
+def _cluster(clusters: Mapping[str, ClusterConfig], name: str) -> ClusterConfig:
     if name not in clusters:
         raise ValidationFailed(fields={"cluster": "unknown cluster"})
     return clusters[name]

@@ -27,6 +27,7 @@ from app.users import sessions
 from app.users.actor import Actor
 from app.web.proxies import peer_address
 from app.web.settings import get_web_settings
+from app.wiring import services_of
 
 SESSION_COOKIE = "portal_session"
 ANON_CSRF_COOKIE = "portal_csrf"
@@ -46,7 +47,7 @@ class WebContext:
 
 
 def _secret(request: Request) -> str:
-    return str(request.app.state.settings.secret_key.get_secret_value())
+    return str(services_of(request.app).settings.secret_key.get_secret_value())
 
 
 def _signer(request: Request, purpose: str) -> TimestampSigner:

@@ -10,6 +10,7 @@ from app.models import Project
 from app.submissions import choices
 from app.submissions.choices import actor_projects
 from app.users.actor import Actor
+from app.wiring import services_of
 
 __all__ = ["actor_projects", "context_for", "example_project"]
 
@@ -17,11 +18,13 @@ __all__ = ["actor_projects", "context_for", "example_project"]
 async def context_for(
     request: Request, session: AsyncSession, actor: Actor, project: Project
 ) -> SubmitContext:
-    state = request.app.state
-    return await choices.context_for(session, actor, project, state.clusters, state.schedulers)
+    services = services_of(request.app)
+    return await choices.context_for(
+        session, actor, project, services.clusters, services.schedulers
+    )
 
 
 def example_project(request: Request) -> Project:
     """Stands in for a project when previewing a template as someone without one."""
-    clusters = sorted(request.app.state.clusters) or ["testcluster"]
+    clusters = services_of(request.app).cluster_names or ("testcluster",)
     return Project(id=0, name="example", slurm_account="example", cluster=clusters[0])

@@ -27,6 +27,7 @@ from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
+from app.wiring import services_of
 
 PAGE_SIZE = 50
 RECENT_JOBS = 10
@@ -268,7 +269,7 @@ async def dashboard(
     recent, _ = await history_page(
         session, actor, HistoryFilters(mine_only=True, finished_only=True), None, RECENT_JOBS
     )
-    settings = request.app.state.settings
+    services = services_of(request.app)
     context = {
         "user": actor,
         "running": running,
@@ -277,7 +278,7 @@ async def dashboard(
         "poll_trigger": "every 3s",
         "templates": await template_links(session, actor),
         "clusters": await cluster_views(
-            session, list(request.app.state.clusters), settings.poll_interval
+            session, list(services.cluster_names), services.settings.poll_interval
         ),
     }
     block = "dashboard_jobs" if request.query_params.get("fragment") == "jobs" else None

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.deps import SessionDep
 from app.jobs import repository, states, tasks
@@ -19,12 +19,13 @@ from app.jobs import service as jobs
 from app.jobs.kept_script import job_script
 from app.models import Job
 from app.params import MAX_ID, PathId
-from app.scheduler.registry import SchedulerRegistry
+from app.scheduler.registry import Schedulers
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.array_pages import task_context
 from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
+from app.wiring import services_of
 
 POLL_EVERY = "every 3s"
 # An array's tasks change less often than its status line, and the table can be long.
@@ -33,9 +34,8 @@ TASKS_POLL_EVERY = "every 5s"
 router = APIRouter(include_in_schema=False)
 
 
-def get_registry(request: Request) -> SchedulerRegistry:
-    registry: SchedulerRegistry = request.app.state.schedulers
-    return registry
+def get_registry(request: Request) -> Schedulers:
+    return services_of(request.app).schedulers
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +155,7 @@ async def job_script_fragment(
     request: Request, actor: CurrentUser, web: WebContextDep, job_id: PathId
 ) -> Response:
     """The script of a job submitted outside the portal, asked of Slurm when first shown."""
-    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    maker = services_of(request.app).sessionmaker
     found = await job_script(maker, get_registry(request), actor, job_id)
     context = {"script_source": found.source, "script_text": found.text}
     return page(request, web, "jobs/detail.html", context, block="job_script")

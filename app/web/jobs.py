@@ -15,15 +15,15 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import release_connection
-from app.deps import SessionDep
+from app.deps import JobServiceDep, SessionDep
 from app.errors import ValidationFailed
 from app.job_templates.values import format_duration, format_memory, parse_duration, parse_memory
 from app.jobs import service as jobs
-from app.jobs.service import JobService, script_digest
+from app.jobs.service import script_digest
 from app.models.jobs import JOB_STATES
 from app.params import MAX_ID, BadCursor, PathId, decode_cursor, encode_cursor, is_plausible_day
 from app.scheduler.errors import SchedulerError
-from app.scheduler.registry import SchedulerRegistry
+from app.scheduler.registry import Schedulers
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
@@ -36,14 +36,6 @@ ActionName = Literal["cancel", "hold", "release"]
 
 router = APIRouter(include_in_schema=False)
 actions = csrf_protected_router()
-
-
-def get_job_service(request: Request) -> JobService:
-    service: JobService = request.app.state.job_service
-    return service
-
-
-JobServiceDep = Annotated[JobService, Depends(get_job_service)]
 
 
 def _parse_filters(
@@ -148,7 +140,7 @@ async def job_history_rows(
 # --- job detail and actions --------------------------------------------------------------
 
 
-async def _partition_max_minutes(registry: SchedulerRegistry, job: Any) -> int | None:
+async def _partition_max_minutes(registry: Schedulers, job: Any) -> int | None:
     try:
         partitions = await registry.get(job.cluster).partitions()
     except SchedulerError:

@@ -27,6 +27,7 @@ from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContextDep
 from app.web.job_detail import get_registry
 from app.web.views import page
+from app.wiring import services_of
 
 router = APIRouter(include_in_schema=False)
 # Without an explicit start, the live view opens on the end of a long file.
@@ -35,8 +36,7 @@ MAX_OFFSET = 2**62
 
 
 def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
-    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
-    return maker
+    return services_of(request.app).sessionmaker
 
 
 def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:

@@ -6,8 +6,10 @@ import ipaddress
 from typing import Annotated, Any
 
 from fastapi import Request
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from app.config import ConfigError, describe_validation_error
 
 
 class WebSettings(BaseSettings):
@@ -63,9 +65,15 @@ def get_web_settings(request: Request) -> WebSettings:
     return web_settings_of(request.app)
 
 
+def load_web_settings() -> WebSettings:
+    """The browser surface's settings from the environment, or a ConfigError naming each."""
+    try:
+        return WebSettings()
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(error)) from None
+
+
 def web_settings_of(app: Any) -> WebSettings:
-    state = app.state
-    if not hasattr(state, "web_settings"):
-        state.web_settings = WebSettings()
-    settings: WebSettings = state.web_settings
+    """The WebSettings ``create_app`` gave ``app``."""
+    settings: WebSettings = app.state.web_settings
     return settings

@@ -22,6 +22,7 @@ from app.web.auth import (
 )
 from app.web.settings import get_web_settings
 from app.web.views import page, redirect, safe_next
+from app.wiring import services_of
 
 router = csrf_protected_router()
 
@@ -47,7 +48,7 @@ async def signin(
         user = await users.authenticate(
             session,
             attempt,
-            counters=request.app.state.sessionmaker,
+            counters=services_of(request.app).sessionmaker,
             site_limit=get_web_settings(request).signin_site_limit,
         )
     except Unauthorized as error:

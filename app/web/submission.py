@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import release_connection
-from app.errors import ServiceUnavailable
 from app.jobs.requests import JobRequest
+from app.jobs.service import JobService
 from app.users.actor import Actor
 from app.web.auth import web_origin
+from app.wiring import services_of
 
 
-def job_service_of(request: Request) -> Any:
-    """The jobs service the application was started with; 503 when submission is off."""
-    service = getattr(request.app.state, "job_service", None)
-    if service is None:
-        raise ServiceUnavailable("Job submission is not enabled on this portal.")
-    return service
+def job_service_of(request: Request) -> JobService:
+    """The jobs service the application was started with."""
+    return services_of(request.app).jobs
 
 
 async def submit_job(

@@ -19,6 +19,7 @@ from app.main import create_app
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import PartitionInfo
 from app.seed import seed_demo
+from tests.factories import fake_registry
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
@@ -65,7 +66,9 @@ def portal_url(tmp_path: Path) -> Iterator[str]:
     url = f"sqlite+aiosqlite:///{tmp_path / 'portal.db'}"
     migrate_to_head(url)
     asyncio.run(_seed(url))
-    app = create_app(Settings(env="dev", database_url=url, run_poller_in_web=False))
+    fake = FakeScheduler(accounts={"alice": ["physics"]}, partitions=[_debug_partition()])
+    settings = Settings(env="dev", database_url=url, run_poller_in_web=False)
+    app = create_app(settings, registry=fake_registry(fake))
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -74,8 +77,6 @@ def portal_url(tmp_path: Path) -> Iterator[str]:
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.started, "the portal did not start"
-    fake = FakeScheduler(accounts={"alice": ["physics"]}, partitions=[_debug_partition()])
-    app.state.schedulers = {"testcluster": fake}
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)

@@ -16,6 +16,9 @@ from app.deps import SessionDep
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.main import create_app
 from app.models import ClusterStatus, User
+from app.scheduler.fake import FakeScheduler
+from app.wiring import services_of
+from tests.factories import fake_registry
 
 probe = APIRouter()
 
@@ -256,8 +259,16 @@ def test_create_app_refuses_a_missing_clusters_file(tmp_path: Path) -> None:
     ]
 
 
-def test_create_app_puts_settings_and_clusters_on_state(settings: Settings) -> None:
+def test_create_app_builds_everything_it_serves_with(settings: Settings) -> None:
     app = create_app(settings)
+    services = services_of(app)
 
-    assert app.state.settings is settings
-    assert app.state.clusters == {}
+    assert services.settings is settings
+    assert services.clusters == {} and services.cluster_names == ()
+    assert services.engine.url.render_as_string(hide_password=False) == settings.database_url
+
+
+def test_create_app_serves_the_clusters_of_a_given_registry(settings: Settings) -> None:
+    app = create_app(settings, registry=fake_registry(FakeScheduler(), "elsewhere"))
+
+    assert services_of(app).cluster_names == ("elsewhere",)

@@ -6,21 +6,17 @@ so a new one is tried without editing this file. Every answer must be a 4xx or a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.config import Settings
-from app.main import create_app
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.security import hash_password
 from app.tokens import service as tokens
 from app.users.service import actor_for
-from tests.factories import add_member, make_project, make_user
-from tests.integration.api.conftest import install_fake_scheduler
+from tests.factories import add_member, fake_registry, make_project, make_user
 from tests.integration.web.conftest import csrf_from, sign_in
 from tests.security.routes import STATE_CHANGING, all_routes
 
@@ -30,11 +26,8 @@ FAR_DATES = ("9999-12-31", "0001-01-01", "99999-01-01")
 
 
 @pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        install_fake_scheduler(application, FakeScheduler(accounts={"alice": ["physics"]}))
-        yield application
+def registry() -> SchedulerRegistry:
+    return fake_registry(FakeScheduler(accounts={"alice": ["physics"]}))
 
 
 async def _admin_token(sessionmaker: async_sessionmaker[AsyncSession]) -> str:

@@ -8,7 +8,6 @@ his project's members and his account.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,10 +18,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.v1.schemas import TemplateIn
-from app.config import Settings
-from app.main import create_app
 from app.models import ApiToken, Job, JobEvent, JobTemplate, Membership, User
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
 from app.security import hash_password
 from app.tokens import service as tokens
@@ -30,12 +28,12 @@ from app.users.service import actor_for
 from tests.factories import (
     DEFAULT_CLUSTER,
     add_member,
+    fake_registry,
     make_job,
     make_project,
     make_template,
     make_user,
 )
-from tests.integration.api.conftest import install_fake_scheduler
 from tests.integration.web.conftest import sign_in
 from tests.security.routes import STATE_CHANGING, RouteInfo, all_routes
 
@@ -69,11 +67,8 @@ async def fake() -> FakeScheduler:
 
 
 @pytest.fixture
-async def app(settings: Settings, fake: FakeScheduler) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        install_fake_scheduler(application, fake)
-        yield application
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
 
 
 async def _victim(session: AsyncSession, fake: FakeScheduler) -> Victim:

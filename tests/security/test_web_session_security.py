@@ -9,7 +9,6 @@ any table changes.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -19,15 +18,14 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.config import Settings
-from app.main import create_app
 from app.models import ApiToken, Base, utc_now
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.tokens import service as tokens
 from app.users.service import actor_for
-from tests.factories import DEFAULT_CLUSTER, make_job, make_template
+from app.web.settings import WebSettings
+from tests.factories import DEFAULT_CLUSTER, fake_registry, make_job, make_template
 from tests.faults.conftest import PortalProcess
-from tests.integration.api.conftest import install_fake_scheduler
 from tests.integration.web.conftest import People, csrf_from, people, sign_in
 from tests.security.routes import STATE_CHANGING, all_routes
 
@@ -38,11 +36,8 @@ HOST = "testserver.local"
 
 
 @pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        install_fake_scheduler(application, FakeScheduler(accounts={"alice": ["physics"]}))
-        yield application
+def registry() -> SchedulerRegistry:
+    return fake_registry(FakeScheduler(accounts={"alice": ["physics"]}))
 
 
 async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[str, list[Any]]:
@@ -120,17 +115,17 @@ def _session_cookie(response: httpx.Response) -> str:
     return next(h for h in response.headers.get_list("set-cookie") if SESSION_COOKIE in h)
 
 
-async def test_cookie_flags_over_http_and_forced_secure(app: FastAPI, people: People) -> None:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-        form = await http.get("/signin")
-        data = {"login": "alice", "password": "secret-pass", "csrf_token": csrf_from(form.text)}
-        plain = _session_cookie(await http.post("/signin", data=data))
-        assert "HttpOnly" in plain and "samesite=lax" in plain.lower() and "Secure" not in plain
-        # Behind a TLS-terminating proxy that sends no X-Forwarded-Proto.
-        app.state.web_settings.secure_cookies = True
-        http.cookies.clear()
-        form = await http.get("/signin")
+async def test_cookie_flags_over_http(client: httpx.AsyncClient, people: People) -> None:
+    form = await client.get("/signin")
+    data = {"login": "alice", "password": "secret-pass", "csrf_token": csrf_from(form.text)}
+    plain = _session_cookie(await client.post("/signin", data=data))
+    assert "HttpOnly" in plain and "samesite=lax" in plain.lower() and "Secure" not in plain
+
+
+# Behind a TLS-terminating proxy that sends no X-Forwarded-Proto.
+@pytest.mark.parametrize("web_settings", [WebSettings(secure_cookies=True)])
+async def test_cookie_flags_forced_secure(client: httpx.AsyncClient, people: People) -> None:
+    form = await client.get("/signin")
     forced = next(h for h in form.headers.get_list("set-cookie") if "portal_csrf=" in h)
     assert "Secure" in forced and "HttpOnly" in forced
 

@@ -11,23 +11,26 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.config import Settings
 from app.db import create_engine, create_sessionmaker
-from app.main import create_app
 from app.models import Job
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
-from tests.factories import DEFAULT_CLUSTER, make_job, make_template, seeded_user_and_project
+from tests.factories import (
+    DEFAULT_CLUSTER,
+    fake_registry,
+    make_job,
+    make_template,
+    seeded_user_and_project,
+)
 from tests.faults.conftest import PortalProcess
-from tests.integration.api.conftest import install_fake_scheduler
 from tests.integration.web.conftest import People, people, sign_in
 
 __all__ = ["people"]
@@ -46,11 +49,8 @@ def fake() -> FakeScheduler:
 
 
 @pytest.fixture
-async def app(settings: Settings, fake: FakeScheduler) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        install_fake_scheduler(application, fake)
-        yield application
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
 
 
 async def _hostile_rows(session: AsyncSession, people: People, fake: FakeScheduler) -> list[str]:

@@ -12,12 +12,11 @@ from starlette.exceptions import HTTPException
 
 from app.audit.service import Origin, api_surface
 from app.db import release_connection, unit_of_work
-from app.deps import SessionDep
+from app.deps import SessionDep, SessionmakerDep
 from app.errors import Forbidden, NotFound, Unauthorized
-from app.jobs.service import JobService
 from app.models import User
 from app.scheduler.base import SchedulerAdapter
-from app.scheduler.registry import SchedulerRegistry, UnknownCluster
+from app.scheduler.registry import Schedulers, UnknownCluster
 from app.tokens import service as tokens
 from app.tokens.scopes import ADMIN, READ, SUBMIT
 from app.users.actor import Actor
@@ -47,9 +46,10 @@ def _unauthorized(detail: str) -> HTTPException:
     return HTTPException(status_code=401, detail=detail, headers=CHALLENGE)
 
 
-async def _record_use(request: Request, token_id: int) -> None:
+async def _record_use(
+    request: Request, sessionmaker: async_sessionmaker[AsyncSession], token_id: int
+) -> None:
     # A separate short transaction: the use is recorded even when the request later fails.
-    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     address = request.client.host if request.client else None
     async with unit_of_work(sessionmaker) as session:
         await tokens.record_use(session, token_id, address)
@@ -58,6 +58,7 @@ async def _record_use(request: Request, token_id: int) -> None:
 async def get_principal(
     request: Request,
     session: SessionDep,
+    sessionmaker: SessionmakerDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)],
 ) -> Principal:
     if credentials is None or credentials.scheme.lower() != "bearer":
@@ -80,7 +81,7 @@ async def get_principal(
     # Job commands that call the cluster next then hold none either.
     await release_connection(session)
     if tokens.use_is_stale(identity.token):
-        await _record_use(request, identity.token.id)
+        await _record_use(request, sessionmaker, identity.token.id)
     return Principal(limited, identity.user, identity.scopes, identity.token.id)
 
 
@@ -97,24 +98,7 @@ Reader = Annotated[Principal, require_scope(READ)]
 Submitter = Annotated[Principal, require_scope(SUBMIT)]
 
 
-def get_registry(request: Request) -> SchedulerRegistry:
-    registry: SchedulerRegistry | None = getattr(request.app.state, "schedulers", None)
-    if registry is None:
-        # Adapters connect lazily, so building them on first use costs nothing up front.
-        registry = SchedulerRegistry(request.app.state.clusters)
-        request.app.state.schedulers = registry
-    return registry
-
-
-def get_job_service(request: Request) -> JobService:
-    service: JobService | None = getattr(request.app.state, "job_service", None)
-    if service is None:
-        service = JobService(request.app.state.sessionmaker, get_registry(request))
-        request.app.state.job_service = service
-    return service
-
-
-def adapter_for(registry: SchedulerRegistry, cluster: str) -> SchedulerAdapter:
+def adapter_for(registry: Schedulers, cluster: str) -> SchedulerAdapter:
     try:
         return registry.get(cluster)
     except UnknownCluster:
@@ -128,5 +112,3 @@ def get_origin(request: Request) -> Origin:
 
 
 OriginDep = Annotated[Origin, Depends(get_origin)]
-RegistryDep = Annotated[SchedulerRegistry, Depends(get_registry)]
-JobServiceDep = Annotated[JobService, Depends(get_job_service)]

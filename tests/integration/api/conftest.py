@@ -11,36 +11,16 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fastapi import FastAPI
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.jobs.service import JobService
 from app.main import create_app
 from app.models import Project, User
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.tokens import service as tokens
 from app.users.actor import Actor
-from tests.factories import DEFAULT_CLUSTER, add_member, make_project, make_user
-
-
-class FakeRegistry:
-    def __init__(self, adapter: FakeScheduler) -> None:
-        self.adapter = adapter
-
-    def get(self, cluster: str) -> FakeScheduler:
-        return self.adapter
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter([DEFAULT_CLUSTER])
-
-
-def install_fake_scheduler(application: FastAPI, scheduler: FakeScheduler) -> None:
-    """Route every cluster call of a started app, job service included, to ``scheduler``."""
-    registry = FakeRegistry(scheduler)
-    application.state.clusters = {DEFAULT_CLUSTER: None}
-    application.state.schedulers = registry
-    application.state.job_service = JobService(application.state.sessionmaker, registry)
+from tests.factories import add_member, fake_registry, make_project, make_user
 
 
 @dataclass
@@ -60,23 +40,8 @@ def scheduler() -> FakeScheduler:
 
 
 @pytest.fixture
-def app(
-    settings: Settings,
-    sessionmaker: async_sessionmaker[AsyncSession],
-    scheduler: FakeScheduler,
-) -> FastAPI:
-    application = create_app(settings)
-    application.state.sessionmaker = sessionmaker
-    application.state.clusters = {DEFAULT_CLUSTER: None}
-    application.state.schedulers = FakeRegistry(scheduler)
-    return application
-
-
-@pytest.fixture
-async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://portal.test") as http:
-        yield http
+def registry(scheduler: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(scheduler)
 
 
 @pytest.fixture

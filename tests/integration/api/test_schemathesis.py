@@ -7,8 +7,6 @@ the unauthenticated paths and the authorized ones are exercised.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -23,8 +21,7 @@ from app.main import create_app
 from app.scheduler.fake import FakeScheduler
 from app.tokens import service as tokens
 from app.users.actor import Actor
-from tests.factories import add_member, make_project, make_template, make_user
-from tests.integration.api.conftest import install_fake_scheduler
+from tests.factories import add_member, fake_registry, make_project, make_template, make_user
 
 MAX_EXAMPLES = 50
 
@@ -52,18 +49,9 @@ def fuzz_app(tmp_path_factory: pytest.TempPathFactory) -> tuple[FastAPI, str]:
     url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('fuzz') / 'portal.db'}"
     migrate_to_head(url)
     secret = asyncio.run(_seed(url))
-    app = create_app(Settings(env="dev", database_url=url, run_poller_in_web=False))
-    inner = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(application: FastAPI) -> AsyncIterator[Any]:
-        # The in-memory scheduler goes in after start-up, which builds the real registry.
-        async with inner(application) as state:
-            install_fake_scheduler(application, FakeScheduler(accounts={"alice": ["physics"]}))
-            yield state
-
-    app.router.lifespan_context = lifespan
-    return app, secret
+    registry = fake_registry(FakeScheduler(accounts={"alice": ["physics"]}))
+    settings = Settings(env="dev", database_url=url, run_poller_in_web=False)
+    return create_app(settings, registry=registry), secret
 
 
 def _operations(app: FastAPI) -> list[Any]:

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.config import Settings
-from app.main import create_app
 from app.models import Project, User
 from app.security import hash_password
 from tests.factories import make_project, make_user
@@ -29,20 +25,6 @@ class People:
     admin: User
     physics: Project
     chemistry: Project
-
-
-@pytest.fixture
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
-    application = create_app(settings)
-    async with application.router.lifespan_context(application):
-        yield application
-
-
-@pytest.fixture
-async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
-        yield http
 
 
 async def _add_member(session: AsyncSession, user: User, project: Project, role: str) -> None:

@@ -6,17 +6,16 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates import choices
-from app.jobs.service import JobService
 from app.models import ApiToken, AuditEvent, Job, JobTemplate
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.states import JobState
 from app.scheduler.types import JobSpec, PartitionInfo
-from tests.factories import make_job
+from tests.factories import fake_registry, make_job
 from tests.integration.web.conftest import People, sign_in
 from tests.integration.web.helpers import make_template
 from tests.integration.web.test_template_pages import editor_form
@@ -26,7 +25,7 @@ CLIENT_ADDRESS = "127.0.0.1"
 
 
 @pytest.fixture
-def fake(app: FastAPI, sessionmaker: Maker) -> FakeScheduler:
+def fake() -> FakeScheduler:
     choices._cache.clear()
     debug = PartitionInfo(
         name="debug",
@@ -39,10 +38,12 @@ def fake(app: FastAPI, sessionmaker: Maker) -> FakeScheduler:
         total_cpus=2,
         idle_cpus=2,
     )
-    scheduler = FakeScheduler(accounts={"alice": ["physics"]}, partitions=[debug])
-    app.state.schedulers = {"testcluster": scheduler}
-    app.state.job_service = JobService(sessionmaker, app.state.schedulers)
-    return scheduler
+    return FakeScheduler(accounts={"alice": ["physics"]}, partitions=[debug])
+
+
+@pytest.fixture
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
 
 
 async def only_event(sessionmaker: Maker, action: str) -> AuditEvent:

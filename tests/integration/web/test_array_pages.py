@@ -6,15 +6,14 @@ import re
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.jobs.service import JobService
 from app.models import Job
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
-from tests.factories import make_array, make_job
+from tests.factories import fake_registry, make_array, make_job
 from tests.integration.web.conftest import People, sign_in
 
 Maker = async_sessionmaker[AsyncSession]
@@ -22,11 +21,13 @@ FAILED = {3: "failed", 7: "out_of_memory", 12: "timeout"}
 
 
 @pytest.fixture
-def fake(app: FastAPI, sessionmaker: Maker) -> FakeScheduler:
-    scheduler = FakeScheduler(accounts={"alice": ["physics"], "carol": ["physics"]})
-    app.state.schedulers = {"testcluster": scheduler}
-    app.state.job_service = JobService(sessionmaker, app.state.schedulers)
-    return scheduler
+def fake() -> FakeScheduler:
+    return FakeScheduler(accounts={"alice": ["physics"], "carol": ["physics"]})
+
+
+@pytest.fixture
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
 
 
 async def _array(sessionmaker: Maker, people: People, owner: str = "alice") -> Job:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator
 
 import fastapi.routing
 import httpx
@@ -17,9 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.models import Job
 from app.scheduler.config import load_clusters
 from app.scheduler.fake import FakeScheduler
-from app.scheduler.registry import SchedulerRegistry
+from app.scheduler.registry import SchedulerRegistry, Schedulers
 from app.scheduler.types import JobSpec
-from tests.factories import make_job
+from app.wiring import services_of
+from tests.factories import fake_registry, make_job
 from tests.integration.web.conftest import People, sign_in
 
 CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
@@ -43,10 +43,16 @@ def parse_events(body: str) -> list[tuple[int | None, str, str]]:
 
 
 @pytest.fixture
-def fake(app: FastAPI) -> FakeScheduler:
-    scheduler = FakeScheduler()
-    app.state.schedulers = {"testcluster": scheduler}
-    return scheduler
+def fake() -> FakeScheduler:
+    return FakeScheduler()
+
+
+@pytest.fixture
+def registry(request: pytest.FixtureRequest, fake: FakeScheduler) -> SchedulerRegistry:
+    """The real development cluster for tests marked ``slurm``, else the fake one."""
+    if request.node.get_closest_marker("slurm"):
+        return SchedulerRegistry(load_clusters(CLUSTERS_FILE))
+    return fake_registry(fake)
 
 
 async def _job(
@@ -203,15 +209,12 @@ async def test_a_quiet_running_job_gets_keep_alive_pings_until_it_ends(
 
 
 @pytest.fixture
-async def cluster(app: FastAPI) -> AsyncIterator[SchedulerRegistry]:
-    registry = SchedulerRegistry(load_clusters(CLUSTERS_FILE))
-    app.state.schedulers = registry
-    yield registry
-    await registry.close()
+def cluster(app: FastAPI) -> Schedulers:
+    return services_of(app).schedulers
 
 
 async def _mark_completed_when_written(
-    sessionmaker: async_sessionmaker[AsyncSession], registry: SchedulerRegistry, job: Job, size: int
+    sessionmaker: async_sessionmaker[AsyncSession], registry: Schedulers, job: Job, size: int
 ) -> None:
     adapter = registry.get("testcluster")
     path = f"/scratch/alice/portal-web-test-{job.slurm_job_id}.out"
@@ -233,7 +236,7 @@ async def test_live_stream_follows_a_running_job_and_resumes_from_an_offset(
     client: httpx.AsyncClient,
     people: People,
     sessionmaker: async_sessionmaker[AsyncSession],
-    cluster: SchedulerRegistry,
+    cluster: Schedulers,
 ) -> None:
     spec = JobSpec(
         script='#!/bin/bash\nfor i in $(seq 1 8); do echo "tick $i"; sleep 0.3; done\n',

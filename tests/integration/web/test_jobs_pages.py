@@ -7,18 +7,17 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.jobs.service import JobService
 from app.models import Job, JobEvent
 from app.params import encode_cursor
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.states import JobState as SchedulerState
 from app.scheduler.types import JobSpec
-from tests.factories import make_job, make_template
+from tests.factories import fake_registry, make_job, make_template
 from tests.integration.web.conftest import People, sign_in
 
 POLLING = 'hx-trigger="every 3s"'
@@ -26,11 +25,13 @@ SPEC = JobSpec(script="#!/bin/bash\necho hi\n", name="fake", account="physics")
 
 
 @pytest.fixture
-def fake(app: FastAPI) -> FakeScheduler:
-    scheduler = FakeScheduler(accounts={"alice": ["physics"], "bob": ["chemistry"]})
-    app.state.schedulers = {"testcluster": scheduler}
-    app.state.job_service = JobService(app.state.sessionmaker, app.state.schedulers)
-    return scheduler
+def fake() -> FakeScheduler:
+    return FakeScheduler(accounts={"alice": ["physics"], "bob": ["chemistry"]})
+
+
+@pytest.fixture
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
 
 
 async def _job(

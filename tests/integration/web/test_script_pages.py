@@ -6,13 +6,12 @@ import html
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates import choices
-from app.jobs.service import JobService
 from app.scheduler.fake import FakeScheduler
-from tests.factories import make_job
+from app.scheduler.registry import SchedulerRegistry
+from tests.factories import fake_registry, make_job
 from tests.integration.web.conftest import People, sign_in
 from tests.integration.web.helpers import make_template
 
@@ -25,13 +24,14 @@ SCRIPT = (
 
 
 @pytest.fixture
-def fake(app: FastAPI, sessionmaker: Maker) -> FakeScheduler:
+def fake() -> FakeScheduler:
     choices._cache.clear()
-    scheduler = FakeScheduler(accounts={"alice": ["physics"], "carol": ["physics"]})
-    adapters = {"testcluster": scheduler}
-    app.state.schedulers = adapters
-    app.state.job_service = JobService(sessionmaker, adapters)
-    return scheduler
+    return FakeScheduler(accounts={"alice": ["physics"], "carol": ["physics"]})
+
+
+@pytest.fixture
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
 
 
 def form(csrf: str, project_id: int, script: str = SCRIPT, args: str = "") -> dict[str, str]:

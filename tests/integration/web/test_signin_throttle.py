@@ -4,6 +4,7 @@ counters whose window has passed are purged."""
 from datetime import timedelta
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -21,10 +22,10 @@ async def _sign_in_from(app: FastAPI, address: str, login: str, password: str) -
         return await client.post("/signin", data=data)
 
 
+@pytest.mark.parametrize("web_settings", [WebSettings(signin_site_limit=3)])
 async def test_spraying_one_password_over_many_logins_meets_the_site_limit(
     app: FastAPI, people: People, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
-    app.state.web_settings = WebSettings(signin_site_limit=3)
     for index, login in enumerate(("alice", "bob", "carol")):
         answer = await _sign_in_from(app, f"198.51.100.{index}", login, "Winter2026!")
         assert answer.status_code == 401
@@ -39,10 +40,10 @@ async def test_spraying_one_password_over_many_logins_meets_the_site_limit(
     assert ("198.51.100.0", "alice") in seen and ("203.0.113.7", "dave") in seen
 
 
+@pytest.mark.parametrize("web_settings", [WebSettings(signin_site_limit=2)])
 async def test_a_success_gives_its_slot_back_to_the_site_limit(
     app: FastAPI, people: People
 ) -> None:
-    app.state.web_settings = WebSettings(signin_site_limit=2)
     for index in range(5):
         answer = await _sign_in_from(app, f"198.51.100.{index}", "alice", "secret-pass")
         assert answer.status_code == 303
@@ -62,23 +63,25 @@ async def test_counters_from_past_windows_are_purged(
     assert {"login:alice", "address:198.51.100.1", "site"} <= keys
 
 
+@pytest.mark.parametrize(
+    "web_settings",
+    [WebSettings(trusted_proxy_header="REMOTE_USER", trusted_proxies=("127.0.0.1",))],
+)
 async def test_proxy_sign_in_still_works_when_the_proxy_forwards_the_client_address(
-    app: FastAPI, client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: People
 ) -> None:
-    app.state.web_settings = WebSettings(
-        trusted_proxy_header="REMOTE_USER", trusted_proxies=("127.0.0.1",)
-    )
     headers = {"REMOTE_USER": "carol", "X-Forwarded-For": "203.0.113.8"}
     response = await client.get("/templates", headers=headers)
     assert response.status_code == 200 and "carol" in response.text
 
 
+@pytest.mark.parametrize(
+    "web_settings",
+    [WebSettings(trusted_proxy_header="REMOTE_USER", trusted_proxies=("127.0.0.1",))],
+)
 async def test_a_forwarded_address_does_not_make_an_outsider_a_trusted_proxy(
     app: FastAPI, people: People
 ) -> None:
-    app.state.web_settings = WebSettings(
-        trusted_proxy_header="REMOTE_USER", trusted_proxies=("127.0.0.1",)
-    )
     transport = httpx.ASGITransport(app=app, client=("198.51.100.9", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as outsider:
         headers = {"REMOTE_USER": "carol", "X-Forwarded-For": "127.0.0.1"}

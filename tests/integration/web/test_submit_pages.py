@@ -2,15 +2,15 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates import choices
-from app.jobs.service import JobService
 from app.models import Job
 from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import PartitionInfo
+from tests.factories import fake_registry
 from tests.integration.web.conftest import People, sign_in
 from tests.integration.web.helpers import make_template
 
@@ -32,16 +32,17 @@ def _partition(name: str, hours: int, is_default: bool) -> PartitionInfo:
 
 
 @pytest.fixture
-def fake(app: FastAPI, sessionmaker: Maker) -> FakeScheduler:
+def fake() -> FakeScheduler:
     choices._cache.clear()
-    scheduler = FakeScheduler(
+    return FakeScheduler(
         accounts={"alice": ["physics"], "carol": ["physics"]},
         partitions=[_partition("debug", 1, True), _partition("long", 168, False)],
     )
-    adapters = {"testcluster": scheduler}
-    app.state.schedulers = adapters
-    app.state.job_service = JobService(sessionmaker, adapters)
-    return scheduler
+
+
+@pytest.fixture
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
 
 
 def values(csrf: str, **changes: str) -> dict[str, str]:

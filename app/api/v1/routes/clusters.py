@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from app.api.v1.deps import Reader, RegistryDep, adapter_for
+from app.api.v1.deps import Reader, adapter_for
 from app.api.v1.schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut, errors
+from app.deps import ClusterNamesDep, RegistryDep
 from app.errors import NotFound
 from app.scheduler.types import PartitionInfo
 
@@ -36,8 +37,7 @@ def partition_out(partition: PartitionInfo) -> PartitionOut:
     summary="Configured clusters",
     responses=errors(takes_input=False),
 )
-async def list_clusters(request: Request, principal: Reader) -> list[ClusterOut]:
-    names = sorted(request.app.state.clusters)
+async def list_clusters(names: ClusterNamesDep, principal: Reader) -> list[ClusterOut]:
     return [ClusterOut(name=name, username=principal.actor.username_on(name)) for name in names]
 
 
@@ -48,9 +48,9 @@ async def list_clusters(request: Request, principal: Reader) -> list[ClusterOut]
     responses=errors(404, 503),
 )
 async def get_cluster(
-    request: Request, registry: RegistryDep, principal: Reader, cluster: str
+    names: ClusterNamesDep, registry: RegistryDep, principal: Reader, cluster: str
 ) -> ClusterDetailOut:
-    if cluster not in request.app.state.clusters:
+    if cluster not in names:
         raise NotFound(f"No cluster named {cluster}.")
     adapter = adapter_for(registry, cluster)
     username = principal.actor.username_on(cluster)

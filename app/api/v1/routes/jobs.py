@@ -5,14 +5,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, status
 
-from app.api.v1.deps import JobServiceDep, OriginDep, Reader, RegistryDep, Submitter
+from app.api.v1.deps import OriginDep, Reader, Submitter
 from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
 from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn, errors
 from app.api.v1.submissions import submission_from
 from app.db import release_connection
-from app.deps import SessionDep
+from app.deps import ClustersDep, JobServiceDep, RegistryDep, SessionDep
 from app.jobs import listing
 from app.jobs import service as jobs
 from app.jobs.end_causes import ending
@@ -90,8 +90,8 @@ def checked_key(key: str | None) -> str | None:
     responses=errors(400, 404, 409, 503),
 )
 async def submit_job(
-    request: Request,
     session: SessionDep,
+    clusters: ClustersDep,
     principal: Submitter,
     service: JobServiceDep,
     registry: RegistryDep,
@@ -104,9 +104,7 @@ async def submit_job(
         session,
         principal.actor,
         submission_from(body),
-        lambda project: context_for(
-            session, principal.actor, project, request.app.state.clusters, registry
-        ),
+        lambda project: context_for(session, principal.actor, project, clusters, registry),
     )
     await release_connection(session)
     return job_out(await service.submit(principal.actor, job_request, key, origin=origin))

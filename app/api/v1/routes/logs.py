@@ -5,15 +5,14 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query
 from fastapi.sse import EventSourceResponse, ServerSentEvent
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.api.v1.deps import Reader, RegistryDep
+from app.api.v1.deps import Reader
 from app.api.v1.errors import BadRequest
 from app.api.v1.params import PathId
 from app.api.v1.schemas import LogChunkOut, errors
-from app.deps import SessionDep
+from app.deps import RegistryDep, SessionDep, SessionmakerDep
 from app.jobs import logs
 from app.jobs.log_events import log_events
 from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogChunk, LogStream
@@ -34,11 +33,6 @@ def chunk_out(chunk: LogChunk) -> LogChunkOut:
     )
 
 
-def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
-    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
-    return maker
-
-
 @router.get(
     "/{stream}",
     response_model=LogChunkOut,
@@ -46,7 +40,7 @@ def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
     responses=errors(404, 503),
 )
 async def read_job_log(
-    request: Request,
+    maker: SessionmakerDep,
     registry: RegistryDep,
     principal: Reader,
     job_id: PathId,
@@ -54,9 +48,7 @@ async def read_job_log(
     offset: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_BYTES)] = LOG_PAGE_BYTES,
 ) -> LogChunkOut:
-    chunk = await logs.read_log(
-        _sessionmaker(request), registry, principal.actor, job_id, stream, offset, limit
-    )
+    chunk = await logs.read_log(maker, registry, principal.actor, job_id, stream, offset, limit)
     return chunk_out(chunk)
 
 
@@ -103,16 +95,14 @@ async def authorized_start(
     },
 )
 async def follow_job_log(
-    request: Request,
+    maker: SessionmakerDep,
     registry: RegistryDep,
     principal: Reader,
     job_id: PathId,
     stream: LogStream,
     start: Annotated[int, Depends(authorized_start)],
 ) -> AsyncIterator[ServerSentEvent]:
-    chunks = logs.follow_log(
-        _sessionmaker(request), registry, principal.actor, job_id, stream, start
-    )
+    chunks = logs.follow_log(maker, registry, principal.actor, job_id, stream, start)
     async for event in log_events(chunks):
         if event.chunk is not None:
             data = chunk_out(event.chunk).model_dump_json()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, Field
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.api.v1.deps import Reader, RegistryDep
+from app.api.v1.deps import Reader
 from app.api.v1.params import PathId
 from app.api.v1.schemas import errors
+from app.deps import RegistryDep, SessionmakerDep
 from app.jobs.kept_script import job_script
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
@@ -31,8 +31,7 @@ class JobScriptOut(BaseModel):
     responses=errors(404, 503),
 )
 async def get_job_script(
-    request: Request, registry: RegistryDep, principal: Reader, job_id: PathId
+    maker: SessionmakerDep, registry: RegistryDep, principal: Reader, job_id: PathId
 ) -> JobScriptOut:
-    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     found = await job_script(maker, registry, principal.actor, job_id)
     return JobScriptOut(script=found.text, source=found.source)

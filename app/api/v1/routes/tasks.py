@@ -6,13 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
 
-from app.api.v1.deps import JobServiceDep, OriginDep, Reader, Submitter
+from app.api.v1.deps import OriginDep, Reader, Submitter
 from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
 from app.api.v1.routes.jobs import IdempotencyKey, checked_key, job_out, known_states
 from app.api.v1.schemas import JobOut, errors
 from app.api.v1.task_schemas import TaskPageOut, task_usage_out
-from app.deps import SessionDep
+from app.deps import JobServiceDep, SessionDep
 from app.jobs import tasks
 from app.models import JOB_STATES
 

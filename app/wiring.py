@@ -1,0 +1,63 @@
+"""What the portal is built from, created once by ``create_app`` and reached by dependencies.
+
+Everything a request needs that outlives it (the database engine, the scheduler adapters, the
+jobs service) is built here in one place, so no route or helper ever builds its own. Tests
+pass their own scheduler registry to ``create_app`` or override a dependency from
+``app.deps``; nothing is patched onto a running application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from app.config import Settings
+from app.db import create_engine, create_sessionmaker
+from app.jobs.service import JobService
+from app.scheduler.config import ClusterConfig
+from app.scheduler.registry import Schedulers
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    settings: Settings
+    # The clusters file as read; a test registry may name clusters that have no entry here.
+    clusters: Mapping[str, ClusterConfig]
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    schedulers: Schedulers
+    jobs: JobService
+    cluster_names: tuple[str, ...] = field(default=())
+
+
+def build_services(
+    settings: Settings,
+    clusters: Mapping[str, ClusterConfig],
+    schedulers: Schedulers,
+) -> Services:
+    # The engine connects on first use, so building it here opens nothing.
+    engine = create_engine(
+        settings.database_url,
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_max_overflow,
+    )
+    sessionmaker = create_sessionmaker(engine)
+    roots = {name: tuple(config.log_roots) for name, config in clusters.items()}
+    return Services(
+        settings=settings,
+        clusters=clusters,
+        engine=engine,
+        sessionmaker=sessionmaker,
+        schedulers=schedulers,
+        jobs=JobService(sessionmaker, schedulers, roots),
+        cluster_names=tuple(sorted(schedulers)),
+    )
+
+
+def services_of(app: Any) -> Services:
+    """The services ``create_app`` attached to ``app`` (a FastAPI app or a Starlette one)."""
+    services: Services = app.state.services
+    return services
