@@ -193,9 +193,7 @@ class JobService:
             # The answer was lost, not necessarily the job: the poller looks for its UUID.
             logger.warning("submission of job %s unconfirmed", job.uuid, exc_info=True)
             return job
-        await submission.record_submission(self._sessionmaker, job.id, slurm_job_id)
-        async with self._sessionmaker() as session:
-            saved = await repository.get_by_id(session, job.id)
+        saved = await submission.record_submission(self._sessionmaker, job.id, slurm_job_id)
         return saved or job
 
     async def resubmit(

@@ -215,8 +215,8 @@ async def record_rejection(
 
 async def record_submission(
     sessionmaker: async_sessionmaker[AsyncSession], job_id: int, slurm_job_id: str
-) -> None:
-    """Phase (c): attach the Slurm id, unless the poller already did."""
+) -> Job | None:
+    """Phase (c): attach the Slurm id, unless the poller already did; returns the row as saved."""
     async with unit_of_work(sessionmaker) as session:
         replaced = await repository.attach_slurm_id(session, job_id, slurm_job_id, states.PENDING)
         if replaced is not None:
@@ -228,3 +228,4 @@ async def record_submission(
                 reason=f"submitted as Slurm job {slurm_job_id}",
                 source="submit",
             )
+        return await repository.get_by_id(session, job_id)

@@ -66,6 +66,30 @@ async def test_submit_writes_row_first_then_records_slurm_id(
     ]
 
 
+class CountingSessions:
+    """A sessionmaker that counts the sessions it opens."""
+
+    def __init__(self, inner: async_sessionmaker[AsyncSession]) -> None:
+        self.inner = inner
+        self.opened = 0
+
+    def __call__(self) -> AsyncSession:
+        self.opened += 1
+        return self.inner()
+
+
+async def test_a_submission_opens_one_session_per_phase(
+    session: AsyncSession, sessionmaker: async_sessionmaker[AsyncSession], fake: FakeScheduler
+) -> None:
+    alice, _, _, project = await physics(session)
+    counting = CountingSessions(sessionmaker)
+    jobs = service.JobService(counting, {CLUSTER: fake})  # type: ignore[arg-type]
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
+    # Validation, the submitting row, the Slurm id (which also returns the saved row).
+    assert counting.opened == 3
+    assert (job.state, job.slurm_job_id) == ("pending", "1000")
+
+
 async def test_same_idempotency_key_returns_the_same_job(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
