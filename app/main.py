@@ -42,7 +42,8 @@ from app.wiring import build_services, services_of
 logger = logging.getLogger(__name__)
 # A poll cycle in flight is allowed to finish and write its transaction before shutdown.
 POLLER_STOP_SECONDS = 15.0
-STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+# app/_static is the top-level static/ (a link in a checkout, copied files when installed).
+STATIC_DIR = Path(__file__).resolve().parent / "_static"
 
 pages = APIRouter()
 

@@ -13,7 +13,8 @@ from jinja2_fragments.fastapi import Jinja2Blocks
 
 from app.job_templates.values import DURATION_READING
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+# app/_templates is the top-level templates/ (a link in a checkout, copied when installed).
+TEMPLATES_DIR = Path(__file__).resolve().parent / "_templates"
 
 
 def is_htmx(request: Request) -> bool:
