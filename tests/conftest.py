@@ -21,6 +21,11 @@ Application:
 - ``client``: an ``httpx.AsyncClient`` talking to ``app`` in-process at http://testserver;
   server errors come back as 500 responses instead of being raised.
 
+The seeded world:
+
+- ``world`` (alias ``people``): the demo's people and projects with their roles, as
+  ``tests/world.py`` describes; the same world the demo and the browser tests start from.
+
 Factories for test data are plain async functions in ``tests/factories.py``.
 """
 
@@ -45,6 +50,7 @@ from app.models import Base
 from app.scheduler.registry import Schedulers
 from app.web.settings import WebSettings
 from tests.slurm_versions import HOST_VERSION
+from tests.world import World, seed_world
 
 DEFAULT_TEST_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test"
 BACKENDS = ["sqlite", "postgresql"]
@@ -134,6 +140,16 @@ async def session(
 @pytest.fixture
 def settings(db_url: str) -> Settings:
     return Settings(env="dev", database_url=db_url, clusters_file=None, run_poller_in_web=False)
+
+
+@pytest.fixture
+async def world(sessionmaker: async_sessionmaker[AsyncSession]) -> World:
+    return await seed_world(sessionmaker)
+
+
+@pytest.fixture
+def people(world: World) -> World:
+    return world
 
 
 @pytest.fixture

@@ -178,8 +178,8 @@ async def resubmit_form(
 ) -> Response:
     """A submit form pre-filled from the job; more memory or time if that is what it lacked."""
     job = await jobs.get_job(session, actor, job_id)
-    # The read is done; end its transaction before asking the cluster for partition limits.
-    await session.commit()
+    # The read is done; free its connection before asking the cluster for partition limits.
+    await release_connection(session)
     limit = await _partition_max_minutes(get_registry(request), job)
     suggestion = view.more_resources(job, limit)
     context = {
@@ -238,7 +238,7 @@ async def resubmit(
     reviewed: Annotated[str, Form(alias="script_digest", max_length=64)] = "",
 ) -> Response:
     job = await jobs.get_job(session, actor, job_id)
-    await session.commit()
+    await release_connection(session)
     try:
         edits = _edits(name, time_limit, memory, cpus)
         new_job = await service.resubmit(

@@ -26,10 +26,10 @@ from app.users.service import actor_for
 from app.web.settings import WebSettings
 from tests.factories import DEFAULT_CLUSTER, fake_registry, make_job, make_template
 from tests.faults.conftest import PortalProcess
-from tests.integration.web.conftest import People, csrf_from, people, sign_in
+from tests.integration.web.conftest import csrf_from, sign_in
 from tests.security.routes import STATE_CHANGING, all_routes
+from tests.world import World
 
-__all__ = ["people"]
 SESSION_COOKIE = "portal_session"
 # httpx files cookies from http://testserver under this domain.
 HOST = "testserver.local"
@@ -48,7 +48,7 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[str,
         }
 
 
-async def _path_values(session: AsyncSession, people: People) -> dict[str, str]:
+async def _path_values(session: AsyncSession, people: World) -> dict[str, str]:
     template = await make_template(session, people.alice, name="csrf-target")
     job = await make_job(session, people.alice, people.physics)
     created = await tokens.create_token(
@@ -68,7 +68,7 @@ async def _path_values(session: AsyncSession, people: People) -> dict[str, str]:
 async def test_every_state_changing_page_route_needs_the_csrf_token(
     app: FastAPI,
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     session: AsyncSession,
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
@@ -94,7 +94,7 @@ async def test_every_state_changing_page_route_needs_the_csrf_token(
 
 
 async def test_sign_in_never_keeps_the_session_cookie_it_was_given(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     client.cookies.set(SESSION_COOKIE, "attacker-chosen-value", domain=HOST)
     form = await client.get("/signin")
@@ -115,7 +115,7 @@ def _session_cookie(response: httpx.Response) -> str:
     return next(h for h in response.headers.get_list("set-cookie") if SESSION_COOKIE in h)
 
 
-async def test_cookie_flags_over_http(client: httpx.AsyncClient, people: People) -> None:
+async def test_cookie_flags_over_http(client: httpx.AsyncClient, people: World) -> None:
     form = await client.get("/signin")
     data = {"login": "alice", "password": "secret-pass", "csrf_token": csrf_from(form.text)}
     plain = _session_cookie(await client.post("/signin", data=data))
@@ -124,7 +124,7 @@ async def test_cookie_flags_over_http(client: httpx.AsyncClient, people: People)
 
 # Behind a TLS-terminating proxy that sends no X-Forwarded-Proto.
 @pytest.mark.parametrize("web_settings", [WebSettings(secure_cookies=True)])
-async def test_cookie_flags_forced_secure(client: httpx.AsyncClient, people: People) -> None:
+async def test_cookie_flags_forced_secure(client: httpx.AsyncClient, people: World) -> None:
     form = await client.get("/signin")
     forced = next(h for h in form.headers.get_list("set-cookie") if "portal_csrf=" in h)
     assert "Secure" in forced and "HttpOnly" in forced
@@ -150,7 +150,7 @@ def test_forwarded_https_from_the_local_proxy_makes_cookies_secure(
 
 
 async def test_repeated_failures_block_even_the_right_password(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     async def attempt(password: str) -> int:
         form = await client.get("/signin")
@@ -163,7 +163,7 @@ async def test_repeated_failures_block_even_the_right_password(
 
 
 async def test_password_checks_run_off_the_event_loop(
-    client: httpx.AsyncClient, people: People, monkeypatch: pytest.MonkeyPatch
+    client: httpx.AsyncClient, people: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A wave of sign-ins must not stall every other request while Argon2 runs."""
     from app.security import is_password_correct
@@ -185,7 +185,7 @@ async def test_password_checks_run_off_the_event_loop(
     assert threads == [False, False, False]
 
 
-async def _token(session: AsyncSession, people: People, name: str, scopes: list[str]) -> str:
+async def _token(session: AsyncSession, people: World, name: str, scopes: list[str]) -> str:
     created = await tokens.create_token(
         session, await actor_for(session, people.alice), name=name, scopes=scopes, lifetime_days=1
     )
@@ -194,7 +194,7 @@ async def _token(session: AsyncSession, people: People, name: str, scopes: list[
 
 
 async def test_read_token_cannot_change_anything_and_expired_token_is_401(
-    app: FastAPI, client: httpx.AsyncClient, people: People, session: AsyncSession
+    app: FastAPI, client: httpx.AsyncClient, people: World, session: AsyncSession
 ) -> None:
     values = await _path_values(session, people)
     values |= {"version": "1", "cluster": DEFAULT_CLUSTER, "stream": "stdout"}

@@ -31,9 +31,9 @@ from tests.factories import (
     seeded_user_and_project,
 )
 from tests.faults.conftest import PortalProcess
-from tests.integration.web.conftest import People, people, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
-__all__ = ["people"]
 PAYLOADS = (
     "<script>alert(1)</script>",
     '" onmouseover="alert(1)',
@@ -53,7 +53,7 @@ def registry(fake: FakeScheduler) -> SchedulerRegistry:
     return fake_registry(fake)
 
 
-async def _hostile_rows(session: AsyncSession, people: People, fake: FakeScheduler) -> list[str]:
+async def _hostile_rows(session: AsyncSession, people: World, fake: FakeScheduler) -> list[str]:
     name = " ".join(PAYLOADS)
     template = await make_template(
         session, people.alice, name=name, script=f"#!/bin/bash\necho '{PAYLOADS[0]}'\n"
@@ -85,7 +85,7 @@ async def _hostile_rows(session: AsyncSession, people: People, fake: FakeSchedul
 
 
 async def test_every_page_and_fragment_escapes_hostile_text(
-    client: httpx.AsyncClient, people: People, session: AsyncSession, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, session: AsyncSession, fake: FakeScheduler
 ) -> None:
     pages = await _hostile_rows(session, people, fake)
     await sign_in(client, "alice")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -15,21 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
 from app.main import create_app
-from app.models import Project, User
+from app.models import User
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.tokens import service as tokens
 from app.users.actor import Actor
-from tests.factories import add_member, fake_registry, make_project, make_user
-
-
-@dataclass
-class World:
-    alice: User
-    bob: User
-    carol: User
-    physics: Project
-    chemistry: Project
+from tests.factories import fake_registry
 
 
 @pytest.fixture
@@ -42,20 +32,6 @@ def scheduler() -> FakeScheduler:
 @pytest.fixture
 def registry(scheduler: FakeScheduler) -> SchedulerRegistry:
     return fake_registry(scheduler)
-
-
-@pytest.fixture
-async def world(session: AsyncSession) -> World:
-    alice = await make_user(session, "alice", cluster_username="alice")
-    bob = await make_user(session, "bob", cluster_username="bob")
-    carol = await make_user(session, "carol", cluster_username="carol")
-    physics = await make_project(session, "Physics", slurm_account="physics")
-    chemistry = await make_project(session, "Chemistry", slurm_account="chemistry")
-    await add_member(session, alice, physics)
-    await add_member(session, carol, physics, role="manager")
-    await add_member(session, bob, chemistry)
-    await session.commit()
-    return World(alice, bob, carol, physics, chemistry)
 
 
 async def issue_token(

@@ -11,7 +11,8 @@ from app.cli.client import USER_AGENT
 from app.models import AuditEvent, Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.states import JobState
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 CLIENT_ADDRESS = "127.0.0.1"
 SURFACES = pytest.mark.parametrize(
@@ -37,7 +38,7 @@ def assert_from(event: AuditEvent, surface: str, user_id: int, target: tuple[str
 
 
 async def _headers(session: AsyncSession, world: World, agent: str) -> dict[str, str]:
-    return {**await issue_token(session, world.alice), "User-Agent": agent}
+    return {**await issue_token(session, world.carol), "User-Agent": agent}
 
 
 async def _submit(client: httpx.AsyncClient, world: World, headers: dict[str, str]) -> int:
@@ -58,8 +59,8 @@ async def test_submit_and_resubmit_are_audited(
     assert again.status_code == 201, again.text
     submitted = await only_event(session, "job.submit")
     resubmitted = await only_event(session, "job.resubmit")
-    assert_from(submitted, surface, world.alice.id, ("job", job_id))
-    assert_from(resubmitted, surface, world.alice.id, ("job", again.json()["id"]))
+    assert_from(submitted, surface, world.carol.id, ("job", job_id))
+    assert_from(resubmitted, surface, world.carol.id, ("job", again.json()["id"]))
     assert resubmitted.details["copy_of"] == job_id
 
 
@@ -89,7 +90,7 @@ async def test_job_actions_are_audited(
     response = await client.post(f"/api/v1/jobs/{job_id}/{action}", headers=headers)
     assert response.status_code == 200, response.text
     assert_from(
-        await only_event(session, f"job.{action}"), surface, world.alice.id, ("job", job_id)
+        await only_event(session, f"job.{action}"), surface, world.carol.id, ("job", job_id)
     )
 
 
@@ -112,4 +113,4 @@ async def test_template_create_update_and_clone_are_audited(
         ("template.clone", cloned.json()["id"]),
     ]:
         event = await only_event(session, action)
-        assert_from(event, surface, world.alice.id, ("job_template", target_id))
+        assert_from(event, surface, world.carol.id, ("job_template", target_id))

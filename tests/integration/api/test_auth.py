@@ -8,7 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import ApiToken, utc_now
 from tests.factories import make_user
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 
 async def test_request_without_token_is_401_with_challenge(client: httpx.AsyncClient) -> None:
@@ -21,17 +22,17 @@ async def test_request_without_token_is_401_with_challenge(client: httpx.AsyncCl
 async def test_me_shows_owner_and_effective_scopes(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice, ("submit",))
+    headers = await issue_token(session, world.carol, ("submit",))
     body = (await client.get("/api/v1/me", headers=headers)).json()
-    assert body["login"] == "alice"
+    assert body["login"] == "carol"
     assert body["scopes"] == ["read", "submit"]
-    assert body["cluster_usernames"] == {"testcluster": "alice"}
+    assert body["cluster_usernames"] == {"testcluster": "carol"}
 
 
 async def test_revoked_token_is_401(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     token = (await session.scalars(select(ApiToken))).one()
     token.revoked_at = utc_now()
     await session.commit()
@@ -41,7 +42,7 @@ async def test_revoked_token_is_401(
 async def test_expired_token_is_401(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     token = (await session.scalars(select(ApiToken))).one()
     token.expires_at = utc_now() - timedelta(seconds=1)
     await session.commit()
@@ -53,7 +54,7 @@ async def test_expired_token_is_401(
 async def test_use_records_time_and_address(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     await client.get("/api/v1/me", headers=headers)
     token = (await session.scalars(select(ApiToken))).one()
     await session.refresh(token)
@@ -64,7 +65,7 @@ async def test_use_records_time_and_address(
 async def test_use_is_written_at_most_once_a_minute(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     token = (await session.scalars(select(ApiToken))).one()
     recent = utc_now() - timedelta(seconds=20)
     token.last_used_at, token.last_used_ip = recent, "10.9.9.9"

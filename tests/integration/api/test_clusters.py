@@ -8,7 +8,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from tests.integration.api.conftest import World, clusters_file, issue_token, serving
+from tests.integration.api.conftest import clusters_file, issue_token, serving
+from tests.world import World
 
 pytestmark = pytest.mark.slurm
 
@@ -36,16 +37,16 @@ def _unreachable_clusters_file(folder: Path) -> Path:
 async def test_list_names_clusters_with_my_username(
     cluster_client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     response = await cluster_client.get("/api/v1/clusters", headers=headers)
     assert response.status_code == 200
-    assert response.json() == [{"name": "testcluster", "username": "alice"}]
+    assert response.json() == [{"name": "testcluster", "username": "carol"}]
 
 
 async def test_cluster_shows_partitions_and_my_associations(
     cluster_client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     response = await cluster_client.get("/api/v1/clusters/testcluster", headers=headers)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -60,7 +61,7 @@ async def test_cluster_shows_partitions_and_my_associations(
 async def test_unknown_cluster_is_404(
     cluster_client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     response = await cluster_client.get("/api/v1/clusters/elsewhere", headers=headers)
     assert response.status_code == 404
 
@@ -74,7 +75,7 @@ async def test_unreachable_cluster_is_503(
         clusters_file=_unreachable_clusters_file(tmp_path),
         run_poller_in_web=False,
     )
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     async with serving(settings) as client:
         response = await client.get("/api/v1/clusters/testcluster", headers=headers)
     assert response.status_code == 503

@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.models import Job
 from app.scheduler.fake import FakeScheduler
 from tests.factories import make_job, make_template
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 SCHEMA = {
     "parameters": [
@@ -22,7 +23,7 @@ SCRIPT = "#!/bin/bash\necho hello {{ who }}\n"
 
 async def _template_id(session: AsyncSession, world: World) -> int:
     template = await make_template(
-        session, world.alice, script=SCRIPT, parameter_schema=SCHEMA, name="hello"
+        session, world.carol, script=SCRIPT, parameter_schema=SCHEMA, name="hello"
     )
     await session.commit()
     return template.id
@@ -31,7 +32,7 @@ async def _template_id(session: AsyncSession, world: World) -> int:
 async def test_submit_from_template_records_and_submits_once(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     template_id = await _template_id(session, world)
     body = {"template_id": template_id, "parameters": {"who": "api"}}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
@@ -45,7 +46,7 @@ async def test_submit_from_template_records_and_submits_once(
 async def test_read_token_cannot_submit(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     body = {"script": "#!/bin/bash\ntrue\n", "project_id": world.physics.id}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 403
@@ -58,7 +59,7 @@ async def test_read_token_cannot_submit(
 async def test_raw_script_submission_for_member(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = {"script": "#!/bin/bash\nhostname\n", "name": "where", "project_id": world.physics.id}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 201, response.text
@@ -68,7 +69,7 @@ async def test_raw_script_submission_for_member(
 async def test_submit_to_foreign_project_is_404(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = {"script": "#!/bin/bash\ntrue\n", "project_id": world.chemistry.id}
     assert (await client.post("/api/v1/jobs", json=body, headers=headers)).status_code == 404
 
@@ -76,7 +77,7 @@ async def test_submit_to_foreign_project_is_404(
 async def test_submit_with_both_template_and_script_is_422(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = {"template_id": 1, "script": "#!/bin/bash\n", "project_id": world.physics.id}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 422
@@ -86,7 +87,7 @@ async def test_submit_with_both_template_and_script_is_422(
 async def test_concurrent_retries_with_one_key_make_one_job(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    headers = {**await issue_token(session, world.alice), "Idempotency-Key": "retry-1"}
+    headers = {**await issue_token(session, world.carol), "Idempotency-Key": "retry-1"}
     body = {"script": "#!/bin/bash\ntrue\n", "project_id": world.physics.id}
     responses = await asyncio.gather(
         *(client.post("/api/v1/jobs", json=body, headers=headers) for _ in range(10))
@@ -97,14 +98,14 @@ async def test_concurrent_retries_with_one_key_make_one_job(
     assert scheduler.calls.count("submit") == 1
 
 
-async def test_alice_cannot_see_bobs_job_or_its_logs(
+async def test_carol_cannot_see_bobs_job_or_its_logs(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     job = await make_job(
         session, world.bob, world.chemistry, slurm_job_id="77", work_dir="/home/bob"
     )
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     for path in ("", "/events", "/logs/stdout", "/logs/stdout/follow"):
         response = await client.get(f"/api/v1/jobs/{job.id}{path}", headers=headers)
         assert response.status_code == 404, path
@@ -114,10 +115,10 @@ async def test_alice_cannot_see_bobs_job_or_its_logs(
 async def test_job_list_pages_with_opaque_cursor(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    made = [await make_job(session, world.alice, world.physics) for _ in range(5)]
+    made = [await make_job(session, world.carol, world.physics) for _ in range(5)]
     await make_job(session, world.bob, world.chemistry)
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     seen: list[int] = []
     url: str | None = "/api/v1/jobs?limit=2"
     while url:
@@ -130,10 +131,10 @@ async def test_job_list_pages_with_opaque_cursor(
 async def test_job_list_mine_leaves_out_colleagues_jobs(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    own = await make_job(session, world.alice, world.physics)
-    colleague = await make_job(session, world.carol, world.physics)
+    own = await make_job(session, world.carol, world.physics)
+    colleague = await make_job(session, world.alice, world.physics)
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     everything = (await client.get("/api/v1/jobs", headers=headers)).json()["items"]
     mine = (await client.get("/api/v1/jobs?mine=true", headers=headers)).json()["items"]
     assert [job["id"] for job in everything] == [colleague.id, own.id]
@@ -143,23 +144,23 @@ async def test_job_list_mine_leaves_out_colleagues_jobs(
 async def test_job_list_takes_the_job_pages_filters_template_dates_and_name_or_slurm_id(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    template = await make_template(session, world.alice, name="trainer")
+    template = await make_template(session, world.carol, name="trainer")
     january, march = datetime(2026, 1, 5, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)
     early = await make_job(
         session,
-        world.alice,
+        world.carol,
         world.physics,
         name="train-a",
         created_at=january,
         template_version_id=template.current_version_id,
     )
-    late = await make_job(session, world.alice, world.physics, name="train-b", created_at=march)
+    late = await make_job(session, world.carol, world.physics, name="train-b", created_at=march)
     array = await make_job(
-        session, world.alice, world.physics, name="sweep", slurm_job_id="700", array_spec="1-3"
+        session, world.carol, world.physics, name="sweep", slurm_job_id="700", array_spec="1-3"
     )
     task = await make_job(
         session,
-        world.alice,
+        world.carol,
         world.physics,
         name="sweep",
         slurm_job_id="700_2",
@@ -167,7 +168,7 @@ async def test_job_list_takes_the_job_pages_filters_template_dates_and_name_or_s
         array_task_id=2,
     )
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
 
     async def ids(query: str) -> list[int]:
         answer = await client.get(f"/api/v1/jobs?{query}", headers=headers)
@@ -187,12 +188,12 @@ async def test_a_pending_job_carries_slurms_expected_start_and_a_running_one_non
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     estimate = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
-    pending = await make_job(session, world.alice, world.physics, expected_start_at=estimate)
+    pending = await make_job(session, world.carol, world.physics, expected_start_at=estimate)
     running = await make_job(
-        session, world.alice, world.physics, state="running", expected_start_at=estimate
+        session, world.carol, world.physics, state="running", expected_start_at=estimate
     )
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     shown = [
         (await client.get(f"/api/v1/jobs/{job.id}", headers=headers)).json()["expected_start_at"]
         for job in (pending, running)
@@ -203,7 +204,7 @@ async def test_a_pending_job_carries_slurms_expected_start_and_a_running_one_non
 async def test_malformed_cursor_is_400(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     response = await client.get("/api/v1/jobs?cursor=%%%", headers=headers)
     assert response.status_code == 400
     assert response.json()["error"] == "BadRequest"
@@ -212,9 +213,9 @@ async def test_malformed_cursor_is_400(
 async def test_cancel_of_finished_job_is_conflict(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    job = await make_job(session, world.alice, world.physics, state="completed", slurm_job_id="5")
+    job = await make_job(session, world.carol, world.physics, state="completed", slurm_job_id="5")
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     response = await client.post(f"/api/v1/jobs/{job.id}/cancel", headers=headers)
     assert response.status_code == 409
 
@@ -222,7 +223,7 @@ async def test_cancel_of_finished_job_is_conflict(
 async def test_hold_and_release_pending_job(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = {"script": "#!/bin/bash\ntrue\n", "project_id": world.physics.id}
     job = (await client.post("/api/v1/jobs", json=body, headers=headers)).json()
     response = await client.post(f"/api/v1/jobs/{job['id']}/hold", headers=headers)
@@ -236,7 +237,7 @@ async def test_unreachable_cluster_is_503_on_submit(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
     scheduler.is_up = False
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = {"script": "#!/bin/bash\ntrue\n", "project_id": world.physics.id}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 503

@@ -9,16 +9,17 @@ from app.models import Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import JobSpec
 from tests.factories import make_job
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 BY_HAND = "#!/bin/bash\n#SBATCH --time=5\necho 'by hand' $1\n"
 
 
 async def _outside_job(session: AsyncSession, world: World, scheduler: FakeScheduler) -> Job:
-    slurm_id = await scheduler.submit(JobSpec(script=BY_HAND, account="physics"), "alice")
+    slurm_id = await scheduler.submit(JobSpec(script=BY_HAND, account="physics"), "carol")
     job = await make_job(
         session,
-        world.alice,
+        world.carol,
         world.physics,
         slurm_job_id=slurm_id,
         script="",
@@ -32,13 +33,13 @@ async def test_a_script_slurm_keeps_is_shown_to_those_who_see_the_job_and_kept(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
     job = await _outside_job(session, world, scheduler)
-    alice = await issue_token(session, world.alice, ("read",))
-    carol = await issue_token(session, world.carol, ("read",))  # manager of the project
+    carol = await issue_token(session, world.carol, ("read",))
+    alice = await issue_token(session, world.alice, ("read",))  # manager of the project
     bob = await issue_token(session, world.bob, ("read",))
 
-    first = await client.get(f"/api/v1/jobs/{job.id}/script", headers=carol)
+    first = await client.get(f"/api/v1/jobs/{job.id}/script", headers=alice)
     scheduler.is_up = False  # kept: no second question to the cluster
-    again = await client.get(f"/api/v1/jobs/{job.id}/script", headers=alice)
+    again = await client.get(f"/api/v1/jobs/{job.id}/script", headers=carol)
     stranger = await client.get(f"/api/v1/jobs/{job.id}/script", headers=bob)
 
     assert first.json() == {"script": BY_HAND, "source": "slurm"}
@@ -51,11 +52,11 @@ async def test_a_script_slurm_forgot_is_said_to_be_gone_and_a_portal_script_is_t
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
     forgotten = await make_job(
-        session, world.alice, world.physics, slurm_job_id="77", script="", submitted_outside=True
+        session, world.carol, world.physics, slurm_job_id="77", script="", submitted_outside=True
     )
-    ours = await make_job(session, world.alice, world.physics, slurm_job_id="78")
+    ours = await make_job(session, world.carol, world.physics, slurm_job_id="78")
     await session.commit()
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
 
     gone = await client.get(f"/api/v1/jobs/{forgotten.id}/script", headers=headers)
     portal = await client.get(f"/api/v1/jobs/{ours.id}/script", headers=headers)

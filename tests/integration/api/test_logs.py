@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.client import SseEvent, parse_sse
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 pytestmark = pytest.mark.slurm
 LINES = [f"line {i}\n" for i in range(1, 7)]
@@ -56,7 +57,7 @@ def _text(events: list[SseEvent]) -> str:
 async def test_log_pages_by_byte_offset_until_eof(
     cluster_client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     job_id = await _submit(cluster_client, headers, world)
     job = await _wait_until_finished(cluster_client, headers, job_id)
     assert job["state"] == "completed"
@@ -75,7 +76,7 @@ async def test_log_pages_by_byte_offset_until_eof(
 async def test_follow_sends_byte_offset_ids_and_resumes_from_last_event_id(
     cluster_client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     job_id = await _submit(cluster_client, headers, world)
     path = f"/api/v1/jobs/{job_id}/logs/stdout/follow"
     try:
@@ -99,7 +100,7 @@ async def test_follow_sends_byte_offset_ids_and_resumes_from_last_event_id(
 async def test_bad_last_event_id_is_400(
     cluster_client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = {**await issue_token(session, world.alice), "Last-Event-ID": "abc"}
+    headers = {**await issue_token(session, world.carol), "Last-Event-ID": "abc"}
     job_id = await _submit(cluster_client, headers, world)
     try:
         response = await cluster_client.get(

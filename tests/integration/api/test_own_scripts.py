@@ -18,8 +18,9 @@ from app.config import Settings
 from app.models import Job
 from app.scheduler.fake import FakeScheduler
 from tests.factories import add_member, make_project, make_user
-from tests.integration.api.conftest import World, issue_token, serving
+from tests.integration.api.conftest import issue_token, serving
 from tests.slurm_versions import cluster_config, clusters_file, run_on, versions
+from tests.world import World
 
 TUTORIAL = """#!/bin/bash
 #SBATCH --job-name=sweep-{tag}
@@ -42,8 +43,8 @@ def tutorial(folder: str, tag: str = "t") -> str:
 async def test_a_scripts_directives_are_what_the_portal_stores_and_sends(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    headers = await issue_token(session, world.alice)
-    script = tutorial("/home/alice/runs")
+    headers = await issue_token(session, world.carol)
+    script = tutorial("/home/carol/runs")
     body = {"script": script, "project_id": world.physics.id, "args": ["one", "two words"]}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 201, response.text
@@ -53,7 +54,7 @@ async def test_a_scripts_directives_are_what_the_portal_stores_and_sends(
     assert spec.script == script  # byte for byte: no template syntax read
     assert spec.args == ("one", "two words")
     assert (spec.time_limit_minutes, spec.memory_mb, spec.account) == (5, 200, "physics")
-    assert spec.stdout == "/home/alice/runs/%x-%j.out" and spec.stderr is None
+    assert spec.stdout == "/home/carol/runs/%x-%j.out" and spec.stderr is None
     events = (await client.get(f"/api/v1/jobs/{job['id']}/events", headers=headers)).json()
     reasons = [e["reason"] or "" for e in events]
     ignored = "line 11: sbatch ignores #SBATCH lines after the first command"
@@ -63,8 +64,8 @@ async def test_a_scripts_directives_are_what_the_portal_stores_and_sends(
 async def test_body_fields_override_the_script_like_sbatchs_command_line(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    headers = await issue_token(session, world.alice)
-    body = {"script": tutorial("/home/alice/runs"), "project_id": world.physics.id}
+    headers = await issue_token(session, world.carol)
+    body = {"script": tutorial("/home/carol/runs"), "project_id": world.physics.id}
     body |= {"partition": "long", "time_limit_minutes": 30, "name": "renamed"}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 201, response.text
@@ -75,7 +76,7 @@ async def test_body_fields_override_the_script_like_sbatchs_command_line(
 async def test_a_misspelt_directive_is_refused_before_sbatch_with_the_option_named(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     script = "#!/bin/bash\n#SBATCH --ntaks-per-node=4\nsrun hostname\n"
     body = {"script": script, "project_id": world.physics.id}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
@@ -88,7 +89,7 @@ async def test_a_misspelt_directive_is_refused_before_sbatch_with_the_option_nam
 async def test_args_with_a_template_are_refused(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = {"template_id": 1, "args": ["x"], "project_id": world.physics.id}
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 422
@@ -97,7 +98,7 @@ async def test_args_with_a_template_are_refused(
 
 @dataclass
 class OnCluster:
-    """The API on one Slurm version's development cluster, as alice in its physics project."""
+    """The API on one Slurm version's development cluster, as carol in its physics project."""
 
     client: httpx.AsyncClient
     headers: dict[str, str]
@@ -116,11 +117,11 @@ async def on_cluster(
 ) -> AsyncIterator[OnCluster]:
     version = slurm_version
     cluster = cluster_config(version).name
-    alice = await make_user(session, "alice", cluster_username="alice", cluster=cluster)
-    physics = await make_project(session, "Physics", slurm_account="physics", cluster=cluster)
-    await add_member(session, alice, physics)
+    carol = await make_user(session, "carol", cluster_username="carol", cluster=cluster)
+    physics = await make_project(session, "physics", slurm_account="physics", cluster=cluster)
+    await add_member(session, carol, physics)
     await session.commit()
-    headers = await issue_token(session, alice)
+    headers = await issue_token(session, carol)
     settings = Settings(
         env="dev",
         database_url=db_url,
@@ -142,7 +143,7 @@ async def _finished(client: httpx.AsyncClient, headers: dict[str, str], job_id: 
 
 
 async def _run(on: OnCluster, script: str, args: tuple[str, ...] = ()) -> Any:
-    """Submit ``script`` as alice and return the job once it has ended."""
+    """Submit ``script`` as carol and return the job once it has ended."""
     body = {"script": script, "project_id": on.project_id, "args": list(args)}
     response = await on.client.post("/api/v1/jobs", json=body, headers=on.headers)
     assert response.status_code == 201, response.text
@@ -154,7 +155,7 @@ async def test_a_tutorial_script_runs_as_written_with_its_arguments_and_new_log_
     on_cluster: OnCluster,
 ) -> None:
     tag = uuid.uuid4().hex[:8]
-    folder = f"/home/alice/portal-scripts-{tag}/logs"  # does not exist yet
+    folder = f"/home/carol/portal-scripts-{tag}/logs"  # does not exist yet
     job = await _run(on_cluster, tutorial(folder, tag), ("$(id)", "two words"))
     assert (job["state"], job["exit_code"]) == ("completed", 0)
     path = f"/api/v1/jobs/{job['id']}/logs/stdout"
@@ -168,7 +169,7 @@ async def test_an_out_of_memory_kill_is_said_as_one_on_the_api(on_cluster: OnClu
     # tail keeps the 300 MB "line" in memory while it waits for more input.
     script = (
         "#!/bin/bash\n#SBATCH --mem=100M\n#SBATCH --time=2\n"
-        f"#SBATCH --output=/home/alice/portal-scripts-{uuid.uuid4().hex[:8]}/%j.out\n"
+        f"#SBATCH --output=/home/carol/portal-scripts-{uuid.uuid4().hex[:8]}/%j.out\n"
         "(head -c 300M /dev/zero; sleep 60) | tail > /dev/null\n"
     )
     job = await _run(on_cluster, script)
@@ -223,7 +224,7 @@ async def test_a_script_from_another_cluster_is_refused_with_the_choices_and_slu
 async def test_an_array_declared_in_the_script_ends_with_its_tasks(
     on_cluster: OnCluster, session: AsyncSession
 ) -> None:
-    folder = f"/home/alice/portal-scripts-{uuid.uuid4().hex[:8]}"
+    folder = f"/home/carol/portal-scripts-{uuid.uuid4().hex[:8]}"
     script = (
         "#!/bin/bash\n#SBATCH --array=1-3%1\n#SBATCH --time=2\n"
         f"#SBATCH --output={folder}/%A_%a.out\n"
@@ -262,7 +263,7 @@ async def _tasks(on: OnCluster, job_id: int) -> dict[str, Any]:
 async def test_a_sweep_with_failing_tasks_shows_each_task_and_retries_exactly_those(
     on_cluster: OnCluster,
 ) -> None:
-    folder = f"/home/alice/portal-sweep-{uuid.uuid4().hex[:8]}"
+    folder = f"/home/carol/portal-sweep-{uuid.uuid4().hex[:8]}"
     array = await _run(on_cluster, SWEEP.format(folder=folder))
     listed = await _tasks(on_cluster, array["id"])
     assert listed["counts"] == {"completed": 17, "failed": 3}
@@ -286,9 +287,9 @@ async def test_a_sweep_with_failing_tasks_shows_each_task_and_retries_exactly_th
 
 
 def _by_hand(version: str, *options: str) -> str:
-    """Submit with plain sbatch as alice on the cluster, as a tutorial does; the Slurm id."""
-    argv = ["runuser", "-u", "alice", "--", "sbatch", "--parsable", "-A", "physics"]
-    argv += ["-p", "debug", "-t", "2", "--chdir=/home/alice", *options]
+    """Submit with plain sbatch as carol on the cluster, as a tutorial does; the Slurm id."""
+    argv = ["runuser", "-u", "carol", "--", "sbatch", "--parsable", "-A", "physics"]
+    argv += ["-p", "debug", "-t", "2", "--chdir=/home/carol", *options]
     done = run_on(version, argv, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().split(";")[0]
@@ -309,8 +310,8 @@ async def test_jobs_and_arrays_submitted_with_plain_sbatch_appear_and_end_with_t
     on_cluster: OnCluster,
 ) -> None:
     on = on_cluster
-    folder = f"/home/alice/portal-by-hand-{uuid.uuid4().hex[:8]}"
-    run_on(on.version, ["runuser", "-u", "alice", "--", "mkdir", "-p", folder], check=True)
+    folder = f"/home/carol/portal-by-hand-{uuid.uuid4().hex[:8]}"
+    run_on(on.version, ["runuser", "-u", "carol", "--", "mkdir", "-p", folder], check=True)
     plain_id = _by_hand(on.version, "-J", "by-hand", "--wrap=echo by hand; exit 4")
     # %j is each task's own Slurm number, not the array's: the portal must find every file.
     wrap = 'echo "task $SLURM_ARRAY_TASK_ID"; test "$SLURM_ARRAY_TASK_ID" -ne 3'

@@ -31,7 +31,7 @@ async def _seed(url: str) -> str:
     try:
         async with create_sessionmaker(engine)() as session:
             alice = await make_user(session, "alice", cluster_username="alice")
-            physics = await make_project(session, "Physics", slurm_account="physics")
+            physics = await make_project(session, "physics", slurm_account="physics")
             await add_member(session, alice, physics)
             await make_template(session, alice, name="hello")
             actor = Actor(user_id=alice.id, login="alice", project_roles={physics.id: "member"})

@@ -9,7 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.models import Job, User
 from app.scheduler.fake import FakeScheduler
 from tests.factories import make_array, make_job
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 FAILED = {3: "failed", 7: "out_of_memory", 12: "timeout"}
 
@@ -34,8 +35,8 @@ async def _array(session: AsyncSession, world: World, owner: User) -> Job:
 async def test_tasks_come_in_index_order_page_by_page_with_counts(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    array = await _array(session, world, world.alice)
-    headers = await issue_token(session, world.alice, ("read",))
+    array = await _array(session, world, world.carol)
+    headers = await issue_token(session, world.carol, ("read",))
     seen: list[int] = []
     url: str | None = f"/api/v1/jobs/{array.id}/tasks?limit=7"
     while url:
@@ -55,10 +56,10 @@ async def test_tasks_come_in_index_order_page_by_page_with_counts(
 async def test_tasks_of_a_job_that_is_no_array_or_with_an_unknown_state_are_refused(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    array = await _array(session, world, world.alice)
-    single = await make_job(session, world.alice, world.physics)
+    array = await _array(session, world, world.carol)
+    single = await make_job(session, world.carol, world.physics)
     await session.commit()
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     not_array = await client.get(f"/api/v1/jobs/{single.id}/tasks", headers=headers)
     bad_state = await client.get(f"/api/v1/jobs/{array.id}/tasks?state=done", headers=headers)
     assert (not_array.status_code, not_array.json()["detail"]) == (
@@ -71,8 +72,8 @@ async def test_tasks_of_a_job_that_is_no_array_or_with_an_unknown_state_are_refu
 async def test_retry_failed_submits_exactly_those_indices_and_names_the_array(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    array = await _array(session, world, world.alice)
-    headers = await issue_token(session, world.alice)
+    array = await _array(session, world, world.carol)
+    headers = await issue_token(session, world.carol)
     response = await client.post(f"/api/v1/jobs/{array.id}/retry-failed", headers=headers)
     assert response.status_code == 201, response.text
     retry = response.json()
@@ -84,18 +85,18 @@ async def test_retry_failed_submits_exactly_those_indices_and_names_the_array(
 async def test_retry_of_an_array_without_failures_is_a_conflict(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    array = await make_job(session, world.alice, world.physics, state="completed", array_spec="1-2")
+    array = await make_job(session, world.carol, world.physics, state="completed", array_spec="1-2")
     for index in (1, 2):
         await make_job(
             session,
-            world.alice,
+            world.carol,
             world.physics,
             state="completed",
             array_parent_id=array.id,
             array_task_id=index,
         )
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     response = await client.post(f"/api/v1/jobs/{array.id}/retry-failed", headers=headers)
     assert response.status_code == 409
     assert (
@@ -107,14 +108,14 @@ async def test_retry_of_an_array_without_failures_is_a_conflict(
 async def test_the_tasks_usage_is_rolled_up_with_cpu_time_from_ended_tasks_only(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    array = await _array(session, world, world.alice)
+    array = await _array(session, world, world.carol)
     for task in await session.scalars(select(Job).where(Job.array_parent_id == array.id)):
         index = task.array_task_id or 0
         task.elapsed_seconds, task.alloc_cpus, task.max_rss_bytes = 10 * index, 2, index * 2**20
         # Task 20 still runs: Slurm reports its CPU time once it has ended.
         task.total_cpu_seconds = None if index == 20 else 10 * index
     await session.commit()
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     page = await client.get(f"/api/v1/jobs/{array.id}/tasks", headers=headers)
     assert page.json()["usage"] == {
         "longest_task_seconds": 200,

@@ -6,7 +6,8 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import make_template, make_user
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 SCHEMA = {"parameters": [{"name": "who", "label": "Who", "type": "text", "default": "world"}]}
 
@@ -19,13 +20,13 @@ async def test_list_shows_personal_project_and_site_templates_only(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     admin = await make_user(session, "ops", is_site_admin=True)
-    await make_template(session, world.alice, name="mine")
+    await make_template(session, world.carol, name="mine")
     await make_template(session, admin, name="everyone", scope="site")
-    await make_template(session, world.carol, name="team", scope="project", project=world.physics)
+    await make_template(session, world.alice, name="team", scope="project", project=world.physics)
     await make_template(session, world.bob, name="bobs")
     await make_template(session, world.bob, name="chem", scope="project", project=world.chemistry)
     await session.commit()
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     response = await client.get("/api/v1/templates", headers=headers)
     assert response.status_code == 200
     assert sorted(t["name"] for t in response.json()["items"]) == ["everyone", "mine", "team"]
@@ -34,13 +35,13 @@ async def test_list_shows_personal_project_and_site_templates_only(
 async def test_create_then_get_shows_version_one(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     created = await client.post("/api/v1/templates", json=_body(), headers=headers)
     assert created.status_code == 201, created.text
     template_id = created.json()["id"]
     got = (await client.get(f"/api/v1/templates/{template_id}", headers=headers)).json()
     assert got["scope"] == "personal"
-    assert got["owner_user_id"] == world.alice.id
+    assert got["owner_user_id"] == world.carol.id
     assert got["version"]["version"] == 1
     assert got["version"]["parameter_schema"] == SCHEMA
 
@@ -48,7 +49,7 @@ async def test_create_then_get_shows_version_one(
 async def test_read_token_cannot_create(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     assert (
         await client.post("/api/v1/templates", json=_body(), headers=headers)
     ).status_code == 403
@@ -57,7 +58,7 @@ async def test_read_token_cannot_create(
 async def test_invalid_script_is_422_with_fields(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = _body(script="#!/bin/bash\necho {{ who ")
     response = await client.post("/api/v1/templates", json=body, headers=headers)
     assert response.status_code == 422
@@ -67,7 +68,7 @@ async def test_invalid_script_is_422_with_fields(
 async def test_member_cannot_create_site_template(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     body = {**_body(), "scope": "site"}
     assert (await client.post("/api/v1/templates", json=body, headers=headers)).status_code == 403
 
@@ -75,7 +76,7 @@ async def test_member_cannot_create_site_template(
 async def test_update_makes_a_new_current_version_and_keeps_the_old(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     template_id = (await client.post("/api/v1/templates", json=_body(), headers=headers)).json()[
         "id"
     ]
@@ -94,25 +95,25 @@ async def test_update_makes_a_new_current_version_and_keeps_the_old(
     assert missing.status_code == 404
 
 
-async def test_alice_cannot_update_or_see_bobs_personal_template(
+async def test_carol_cannot_update_or_see_bobs_personal_template(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     bobs = await make_template(session, world.bob, name="bobs")
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     path = f"/api/v1/templates/{bobs.id}"
     assert (await client.get(path, headers=headers)).status_code == 404
     assert (await client.put(path, json=_body(), headers=headers)).status_code == 404
     assert (await client.post(f"{path}/clone", headers=headers)).status_code == 404
 
 
-async def test_alice_cannot_update_a_site_template_but_may_clone_it(
+async def test_carol_cannot_update_a_site_template_but_may_clone_it(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     admin = await make_user(session, "ops", is_site_admin=True)
     site = await make_template(session, admin, name="hello-world", scope="site")
     await session.commit()
-    headers = await issue_token(session, world.alice)
+    headers = await issue_token(session, world.carol)
     refused = await client.put(f"/api/v1/templates/{site.id}", json=_body(), headers=headers)
     assert refused.status_code == 403
     clone = await client.post(f"/api/v1/templates/{site.id}/clone", headers=headers)
@@ -121,6 +122,6 @@ async def test_alice_cannot_update_a_site_template_but_may_clone_it(
     assert (copy["name"], copy["scope"], copy["owner_user_id"]) == (
         "hello-world (copy)",
         "personal",
-        world.alice.id,
+        world.carol.id,
     )
     assert copy["version"]["script"] == "#!/bin/bash\necho hello\n"

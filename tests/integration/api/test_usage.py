@@ -9,7 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import UsageDaily, utc_now
 from tests.factories import DEFAULT_CLUSTER, make_user
-from tests.integration.api.conftest import World, issue_token
+from tests.integration.api.conftest import issue_token
+from tests.world import World
 
 TODAY = utc_now().date()
 
@@ -31,8 +32,8 @@ async def _usage(session: AsyncSession, account: str, user: str, day: date, hour
 
 
 async def _seed(session: AsyncSession) -> None:
-    await _usage(session, "physics", "alice", TODAY, 2)
-    await _usage(session, "physics", "carol", TODAY - timedelta(days=1), 3)
+    await _usage(session, "physics", "carol", TODAY, 2)
+    await _usage(session, "physics", "alice", TODAY - timedelta(days=1), 3)
     await _usage(session, "chemistry", "bob", TODAY, 7)
     await session.commit()
 
@@ -41,11 +42,11 @@ async def test_manager_read_token_sees_only_managed_projects(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     await _seed(session)
-    headers = await issue_token(session, world.carol, ("read",))
+    headers = await issue_token(session, world.alice, ("read",))
     response = await client.get("/api/v1/usage", headers=headers)
     assert response.status_code == 200, response.text
     body = response.json()
-    assert [(t["group"], t["cpu_hours"]) for t in body["totals"]] == [("Physics", 5.0)]
+    assert [(t["group"], t["cpu_hours"]) for t in body["totals"]] == [("physics", 5.0)]
     assert body["grand_total"]["jobs_total"] == 2
     assert len(body["periods"]) == 30
     assert body["end"] == TODAY.isoformat()
@@ -54,7 +55,7 @@ async def test_manager_read_token_sees_only_managed_projects(
 async def test_member_is_forbidden(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.alice, ("read",))
+    headers = await issue_token(session, world.carol, ("read",))
     response = await client.get("/api/v1/usage", headers=headers)
     assert response.status_code == 403
     assert response.json()["error"] == "Forbidden"
@@ -79,12 +80,12 @@ async def test_grouping_and_period_follow_the_query(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     await _seed(session)
-    headers = await issue_token(session, world.carol, ("read",))
+    headers = await issue_token(session, world.alice, ("read",))
     start = TODAY - timedelta(days=1)
     params = {"start": start.isoformat(), "end": TODAY.isoformat(), "group_by": "user"}
     body = (await client.get("/api/v1/usage", params=params, headers=headers)).json()
     cells = sorted((c["group"], c["period"], c["cpu_hours"]) for c in body["cells"])
-    assert cells == [("alice", TODAY.isoformat(), 2.0), ("carol", start.isoformat(), 3.0)]
+    assert cells == [("alice", start.isoformat(), 3.0), ("carol", TODAY.isoformat(), 2.0)]
     assert body["periods"] == [start.isoformat(), TODAY.isoformat()]
 
 
@@ -92,12 +93,12 @@ async def test_csv_format_is_the_reports_export(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     await _seed(session)
-    headers = await issue_token(session, world.carol, ("read",))
+    headers = await issue_token(session, world.alice, ("read",))
     response = await client.get("/api/v1/usage?format=csv&period=month", headers=headers)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.text)))
-    assert {row["group"] for row in rows} == {"Physics"}
+    assert {row["group"] for row in rows} == {"physics"}
     assert sum(float(row["cpu_hours"]) for row in rows) == 5.0
     assert all(row["period"].endswith("-01") for row in rows)
 
@@ -105,7 +106,7 @@ async def test_csv_format_is_the_reports_export(
 async def test_invalid_parameters_are_422(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
-    headers = await issue_token(session, world.carol, ("read",))
+    headers = await issue_token(session, world.alice, ("read",))
     for query in ("group_by=cluster", "period=year", "format=xml", "start=yesterday"):
         response = await client.get(f"/api/v1/usage?{query}", headers=headers)
         assert response.status_code == 422, query

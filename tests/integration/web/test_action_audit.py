@@ -16,9 +16,10 @@ from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.states import JobState
 from app.scheduler.types import JobSpec, PartitionInfo
 from tests.factories import fake_registry, make_job
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
 from tests.integration.web.helpers import make_template
 from tests.integration.web.test_template_pages import editor_form
+from tests.world import World
 
 Maker = async_sessionmaker[AsyncSession]
 CLIENT_ADDRESS = "127.0.0.1"
@@ -59,7 +60,7 @@ def assert_from_the_pages(event: AuditEvent, user_id: int, target: tuple[str, in
     assert event.at is not None
 
 
-async def _submitted_job(sessionmaker: Maker, people: People, fake: FakeScheduler) -> Job:
+async def _submitted_job(sessionmaker: Maker, people: World, fake: FakeScheduler) -> Job:
     slurm_id = await fake.submit(JobSpec(script="#!/bin/bash\n", account="physics"), "alice")
     async with sessionmaker() as session:
         job = await make_job(session, people.alice, people.physics, slurm_job_id=slurm_id)
@@ -68,7 +69,7 @@ async def _submitted_job(sessionmaker: Maker, people: People, fake: FakeSchedule
 
 
 async def test_submit_from_a_template_is_audited(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -93,7 +94,7 @@ async def test_submit_from_a_template_is_audited(
 
 
 async def test_resubmit_is_audited_with_the_original(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     original = await _submitted_job(sessionmaker, people, fake)
     csrf = await sign_in(client, "alice")
@@ -117,7 +118,7 @@ async def test_resubmit_is_audited_with_the_original(
 )
 async def test_job_actions_are_audited(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: Maker,
     fake: FakeScheduler,
     action: str,
@@ -139,7 +140,7 @@ async def test_job_actions_are_audited(
 
 
 async def test_refused_action_leaves_no_audit_event(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     job = await _submitted_job(sessionmaker, people, fake)
     csrf = await sign_in(client, "carol")
@@ -151,7 +152,7 @@ async def test_refused_action_leaves_no_audit_event(
 
 
 async def test_template_create_update_clone_and_archive_are_audited(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     csrf = await sign_in(client, "alice")
     created = await client.post("/templates/new", data=editor_form(csrf))
@@ -175,7 +176,7 @@ async def test_template_create_update_clone_and_archive_are_audited(
 
 
 async def test_token_create_and_revoke_are_audited(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     csrf = await sign_in(client, "alice")
     form = {"csrf_token": csrf, "name": "laptop", "scopes": ["read"], "expires_in_days": "30"}
@@ -191,7 +192,7 @@ async def test_token_create_and_revoke_are_audited(
 
 
 async def test_sign_out_is_audited(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     csrf = await sign_in(client, "alice")
     response = await client.post("/signout", data={"csrf_token": csrf})

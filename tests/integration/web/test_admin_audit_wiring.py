@@ -7,11 +7,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import AuditEvent
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
 
 async def test_sign_in_through_the_form_is_audited_with_surface_and_address(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     await sign_in(client, "carol")
     async with sessionmaker() as session:

@@ -11,13 +11,14 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import AuditEvent, Project, UsageDaily, User, UserClusterAccount
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
 TODAY = date(2026, 11, 20)
 
 
 async def test_member_gets_403_on_admin_and_usage_pages(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     await sign_in(client, "carol")
     for path in ("/admin/", "/admin/users", "/admin/audit", "/usage"):
@@ -27,7 +28,7 @@ async def test_member_gets_403_on_admin_and_usage_pages(
 
 
 async def test_anonymous_visitor_is_sent_to_sign_in(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     response = await client.get("/admin/users")
     assert response.status_code == 303
@@ -35,7 +36,7 @@ async def test_anonymous_visitor_is_sent_to_sign_in(
 
 
 async def test_admin_actions_are_recorded_in_the_audit_trail_and_exported(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     token = await sign_in(client, "admin")
     created = await client.post(
@@ -93,7 +94,7 @@ async def test_admin_actions_are_recorded_in_the_audit_trail_and_exported(
 
 
 async def test_cluster_username_taken_by_another_user_is_refused(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     token = await sign_in(client, "admin")
     form = {"cluster": "testcluster", "username": "alice", "csrf_token": token}
@@ -131,7 +132,7 @@ async def _usage(session: AsyncSession, project: Project, user: str, cpu_seconds
 
 
 async def test_manager_sees_only_his_projects_usage_and_admin_sees_all(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessionmaker() as session:
         await _usage(session, people.physics, "alice", 7200)
@@ -155,7 +156,7 @@ async def test_manager_sees_only_his_projects_usage_and_admin_sees_all(
 
 
 async def test_usage_page_for_manager_renders_chart_table_and_sort_links(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessionmaker() as session:
         await _usage(session, people.chemistry, "bob", 3600)
@@ -173,7 +174,7 @@ async def test_usage_page_for_manager_renders_chart_table_and_sort_links(
 
 
 async def test_nav_links_to_admin_and_usage_only_for_those_allowed(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     await sign_in(client, "carol")
     member_page = (await client.get("/templates")).text

@@ -14,7 +14,8 @@ from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
 from tests.factories import fake_registry, make_array, make_job
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
 Maker = async_sessionmaker[AsyncSession]
 FAILED = {3: "failed", 7: "out_of_memory", 12: "timeout"}
@@ -30,7 +31,7 @@ def registry(fake: FakeScheduler) -> SchedulerRegistry:
     return fake_registry(fake)
 
 
-async def _array(sessionmaker: Maker, people: People, owner: str = "alice") -> Job:
+async def _array(sessionmaker: Maker, people: World, owner: str = "alice") -> Job:
     states = {index: FAILED.get(index, "completed") for index in range(1, 21)}
     async with sessionmaker() as session:
         array = await make_array(
@@ -50,7 +51,7 @@ async def _array(sessionmaker: Maker, people: People, owner: str = "alice") -> J
 
 
 async def test_the_array_page_lists_its_tasks_with_counts_and_filters(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     array = await _array(sessionmaker, people)
     await sign_in(client, "alice")
@@ -72,7 +73,7 @@ async def test_the_array_page_lists_its_tasks_with_counts_and_filters(
 
 
 async def test_retry_submits_exactly_the_failed_indices_as_a_job_naming_the_array(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     array = await _array(sessionmaker, people)
     csrf = await sign_in(client, "alice")
@@ -92,7 +93,7 @@ async def test_retry_submits_exactly_the_failed_indices_as_a_job_naming_the_arra
 
 
 async def test_only_the_owner_may_retry_and_only_when_a_task_failed(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     array = await _array(sessionmaker, people, owner="carol")
     csrf = await sign_in(client, "alice")
@@ -106,7 +107,7 @@ async def test_only_the_owner_may_retry_and_only_when_a_task_failed(
 
 
 async def test_a_running_arrays_task_table_refreshes_itself_and_stops_once_it_ended(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     array = await _array(sessionmaker, people)
     async with sessionmaker() as session:
@@ -134,7 +135,7 @@ async def test_a_running_arrays_task_table_refreshes_itself_and_stops_once_it_en
 
 
 async def test_the_array_page_shows_what_its_tasks_used_together(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     array = await _array(sessionmaker, people)
     async with sessionmaker() as session:
@@ -157,7 +158,7 @@ async def test_the_array_page_shows_what_its_tasks_used_together(
 
 
 async def test_a_job_submitted_outside_shows_the_script_slurm_keeps(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     script = "#!/bin/bash\necho '<b>by hand</b>'\n"
     slurm_id = await fake.submit(JobSpec(script=script, account="physics"), "alice")

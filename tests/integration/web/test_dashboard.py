@@ -9,11 +9,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import ClusterStatus
 from tests.factories import make_job, make_template
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
 
 async def test_dashboard_lists_my_active_and_recent_jobs_only(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessionmaker() as session:
         await make_job(session, people.alice, people.physics, name="mine-running", state="running")
@@ -32,7 +33,7 @@ async def test_dashboard_lists_my_active_and_recent_jobs_only(
 
 
 async def test_dashboard_jobs_fragment_stops_polling_when_nothing_is_active(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessionmaker() as session:
         await make_job(session, people.alice, people.physics, state="completed")
@@ -46,7 +47,7 @@ async def test_dashboard_jobs_fragment_stops_polling_when_nothing_is_active(
 
 
 async def test_dashboard_links_recently_and_often_used_templates_to_their_submit_form(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessionmaker() as session:
         often = await make_template(session, people.alice, name="Often used")
@@ -79,7 +80,7 @@ async def test_dashboard_links_recently_and_often_used_templates_to_their_submit
 
 
 async def test_dashboard_shows_cluster_health_from_the_database(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     now = datetime.now(UTC)
     async with sessionmaker() as session:
@@ -113,7 +114,7 @@ async def test_dashboard_sends_visitors_who_are_not_signed_in_to_sign_in(
 
 
 async def test_dashboard_shows_the_partitions_the_poller_reported(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     now = datetime.now(UTC)
     debug = {

@@ -20,7 +20,8 @@ from app.scheduler.registry import SchedulerRegistry, Schedulers
 from app.scheduler.types import JobSpec
 from app.wiring import services_of
 from tests.factories import fake_registry, make_job
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
 CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
 
@@ -56,7 +57,7 @@ def registry(request: pytest.FixtureRequest, fake: FakeScheduler) -> SchedulerRe
 
 
 async def _job(
-    sessionmaker: async_sessionmaker[AsyncSession], people: People, state: str, slurm_id: str
+    sessionmaker: async_sessionmaker[AsyncSession], people: World, state: str, slurm_id: str
 ) -> Job:
     async with sessionmaker() as session:
         job = await make_job(
@@ -73,7 +74,7 @@ async def _job(
 
 async def test_every_line_of_a_log_event_is_its_own_data_field_and_the_stream_is_not_stored(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -90,7 +91,7 @@ async def test_every_line_of_a_log_event_is_its_own_data_field_and_the_stream_is
 
 async def test_log_page_shows_one_page_with_links_to_its_neighbours(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -109,7 +110,7 @@ async def test_log_page_shows_one_page_with_links_to_its_neighbours(
 
 async def test_log_download_streams_the_whole_file(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -126,7 +127,7 @@ async def test_log_download_streams_the_whole_file(
 
 async def test_stream_of_a_finished_job_sends_escaped_text_then_ends(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -144,7 +145,7 @@ async def test_stream_of_a_finished_job_sends_escaped_text_then_ends(
 
 async def test_stream_resumes_from_the_last_event_id(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -161,7 +162,7 @@ async def test_stream_resumes_from_the_last_event_id(
 
 async def test_stream_without_an_offset_opens_on_the_end_of_a_long_file(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -179,7 +180,7 @@ async def test_stream_without_an_offset_opens_on_the_end_of_a_long_file(
 
 async def test_a_quiet_running_job_gets_keep_alive_pings_until_it_ends(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
     monkeypatch: pytest.MonkeyPatch,
@@ -234,7 +235,7 @@ async def _mark_completed_when_written(
 @pytest.mark.slurm
 async def test_live_stream_follows_a_running_job_and_resumes_from_an_offset(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     cluster: Schedulers,
 ) -> None:

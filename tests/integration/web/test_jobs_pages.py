@@ -18,7 +18,8 @@ from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.states import JobState as SchedulerState
 from app.scheduler.types import JobSpec
 from tests.factories import fake_registry, make_job, make_template
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
 POLLING = 'hx-trigger="every 3s"'
 SPEC = JobSpec(script="#!/bin/bash\necho hi\n", name="fake", account="physics")
@@ -35,7 +36,7 @@ def registry(fake: FakeScheduler) -> SchedulerRegistry:
 
 
 async def _job(
-    sessionmaker: async_sessionmaker[AsyncSession], people: People, owner: str, **fields: object
+    sessionmaker: async_sessionmaker[AsyncSession], people: World, owner: str, **fields: object
 ) -> Job:
     user = getattr(people, owner)
     project = people.physics if owner in ("alice", "carol") else people.chemistry
@@ -52,7 +53,7 @@ async def _set_state(sessionmaker: async_sessionmaker[AsyncSession], job: Job, s
 
 
 async def test_history_shows_own_and_project_jobs_but_not_other_projects(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     await _job(sessionmaker, people, "alice", name="alice-run")
     await _job(sessionmaker, people, "carol", name="carol-run")
@@ -74,7 +75,7 @@ async def test_history_shows_own_and_project_jobs_but_not_other_projects(
 
 
 async def test_an_array_task_is_found_by_its_slurm_id_and_counts_read_right(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     array = await _job(
         sessionmaker, people, "alice", name="sweep", slurm_job_id="169", array_spec="1-2"
@@ -115,7 +116,7 @@ async def test_an_array_task_is_found_by_its_slurm_id_and_counts_read_right(
 
 
 async def test_history_filters_by_state_and_searches_name_and_slurm_id(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     await _job(sessionmaker, people, "alice", name="md-relax", state="running", slurm_job_id="501")
     await _job(sessionmaker, people, "alice", name="md-prod", state="completed", slurm_job_id="502")
@@ -131,7 +132,7 @@ async def test_history_filters_by_state_and_searches_name_and_slurm_id(
 
 
 async def test_filtering_from_the_form_puts_the_filtered_page_in_the_address_bar(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     await sign_in(client, "alice")
 
@@ -149,7 +150,7 @@ async def test_filtering_from_the_form_puts_the_filtered_page_in_the_address_bar
 
 
 async def test_history_filters_by_template_and_date_range(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessionmaker() as session:
         template = await make_template(session, people.alice, name="Hello")
@@ -174,7 +175,7 @@ async def test_history_filters_by_template_and_date_range(
 
 
 async def test_history_pages_with_a_keyset_cursor(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     for number in range(55):
         await _job(sessionmaker, people, "alice", name=f"run-{number:02d}", state="completed")
@@ -198,7 +199,7 @@ async def test_history_pages_with_a_keyset_cursor(
 
 
 async def test_array_job_is_one_row_with_task_counts(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     parent = await _job(
         sessionmaker, people, "alice", name="sweep", state="running", array_spec="1-4"
@@ -222,7 +223,7 @@ async def test_array_job_is_one_row_with_task_counts(
 
 
 async def test_job_list_polls_while_a_job_is_active_and_stops_once_all_have_ended(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     job = await _job(sessionmaker, people, "alice", state="running")
     await sign_in(client, "alice")
@@ -237,7 +238,7 @@ async def test_job_list_polls_while_a_job_is_active_and_stops_once_all_have_ende
 
 
 async def test_job_status_fragment_stops_polling_when_the_job_ends(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     job = await _job(sessionmaker, people, "alice", state="pending", reason="Priority")
     await sign_in(client, "alice")
@@ -265,7 +266,7 @@ async def test_job_status_fragment_stops_polling_when_the_job_ends(
 )
 async def test_user_cannot_see_tail_or_cancel_another_projects_job(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
     path: str,
@@ -283,7 +284,7 @@ async def test_user_cannot_see_tail_or_cancel_another_projects_job(
 
 
 async def test_manager_sees_a_project_members_job(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     job = await _job(sessionmaker, people, "dave", name="daves-job", state="running")
     await sign_in(client, "bob")
@@ -295,7 +296,7 @@ async def test_manager_sees_a_project_members_job(
 
 async def test_cancel_without_the_csrf_token_is_refused(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -310,7 +311,7 @@ async def test_cancel_without_the_csrf_token_is_refused(
 
 async def test_cancel_from_the_confirmation_page_asks_the_cluster_and_returns_to_the_job(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -330,7 +331,7 @@ async def test_cancel_from_the_confirmation_page_asks_the_cluster_and_returns_to
 
 async def test_htmx_cancel_returns_the_status_block_with_a_notice(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -348,7 +349,7 @@ async def test_htmx_cancel_returns_the_status_block_with_a_notice(
 
 async def test_detail_explains_a_memory_kill_and_offers_more_memory(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -382,7 +383,7 @@ async def test_detail_explains_a_memory_kill_and_offers_more_memory(
 
 async def test_timeout_resubmit_doubles_the_limit_capped_at_the_partition_maximum(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -401,7 +402,7 @@ async def test_timeout_resubmit_doubles_the_limit_capped_at_the_partition_maximu
 
 async def test_resubmit_with_a_bad_value_shows_the_error_next_to_the_field(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:
@@ -424,7 +425,7 @@ async def test_resubmit_with_a_bad_value_shows_the_error_next_to_the_field(
 )
 async def test_owner_holds_a_pending_job_and_releases_a_held_one(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
     state: str,
@@ -446,7 +447,7 @@ async def test_owner_holds_a_pending_job_and_releases_a_held_one(
 
 async def test_pending_job_shows_slurms_expected_start_as_an_estimate_until_it_runs(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: async_sessionmaker[AsyncSession],
     fake: FakeScheduler,
 ) -> None:

@@ -12,8 +12,9 @@ from app.job_templates import choices
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from tests.factories import fake_registry, make_job
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
 from tests.integration.web.helpers import make_template
+from tests.world import World
 
 Maker = async_sessionmaker[AsyncSession]
 SCRIPT = (
@@ -39,7 +40,7 @@ def form(csrf: str, project_id: int, script: str = SCRIPT, args: str = "") -> di
 
 
 async def test_the_page_is_in_the_navigation_and_labels_every_field(
-    client: httpx.AsyncClient, people: People, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, fake: FakeScheduler
 ) -> None:
     await sign_in(client, "alice")
     page = await client.get("/submit/script")
@@ -50,7 +51,7 @@ async def test_the_page_is_in_the_navigation_and_labels_every_field(
 
 
 async def test_checking_shows_what_sbatch_reads_refuses_and_ignores(
-    client: httpx.AsyncClient, people: People, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, fake: FakeScheduler
 ) -> None:
     csrf = await sign_in(client, "alice")
     script = SCRIPT.replace("--time=0:20:00", "--ntaks-per-node=2")
@@ -68,7 +69,7 @@ async def test_checking_shows_what_sbatch_reads_refuses_and_ignores(
 
 
 async def test_a_pasted_script_is_submitted_byte_for_byte_with_its_arguments(
-    client: httpx.AsyncClient, people: People, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, fake: FakeScheduler
 ) -> None:
     csrf = await sign_in(client, "alice")
     pasted = SCRIPT.replace("\n", "\r\n")  # as a browser sends a textarea
@@ -85,7 +86,7 @@ async def test_a_pasted_script_is_submitted_byte_for_byte_with_its_arguments(
 
 
 async def test_an_uploaded_file_is_the_script_and_names_the_job(
-    client: httpx.AsyncClient, people: People, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, fake: FakeScheduler
 ) -> None:
     csrf = await sign_in(client, "alice")
     script = "#!/bin/bash\necho uploaded\n"
@@ -100,7 +101,7 @@ async def test_an_uploaded_file_is_the_script_and_names_the_job(
 
 
 async def test_a_refused_script_says_why_and_keeps_what_was_typed(
-    client: httpx.AsyncClient, people: People, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, fake: FakeScheduler
 ) -> None:
     csrf = await sign_in(client, "alice")
     script = "#!/bin/bash\n#SBATCH --ntaks-per-node=4\nsrun hostname\n"
@@ -114,7 +115,7 @@ async def test_a_refused_script_says_why_and_keeps_what_was_typed(
 
 
 async def test_edit_and_resubmit_prefills_the_users_own_job_only(
-    client: httpx.AsyncClient, people: People, session: AsyncSession, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, session: AsyncSession, fake: FakeScheduler
 ) -> None:
     mine = await make_job(
         session,
@@ -133,7 +134,7 @@ async def test_edit_and_resubmit_prefills_the_users_own_job_only(
 
 
 async def test_edit_and_resubmit_of_a_template_job_asks_for_what_it_ran_with(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -173,7 +174,7 @@ async def test_edit_and_resubmit_of_a_template_job_asks_for_what_it_ran_with(
 
 
 async def test_the_cluster_check_says_accepted_or_why_not_and_submits_nothing(
-    client: httpx.AsyncClient, people: People, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, fake: FakeScheduler
 ) -> None:
     csrf = await sign_in(client, "alice")
     headers = {"HX-Request": "true"}

@@ -4,7 +4,8 @@ from fastapi import FastAPI
 
 from app.users.throttle import MAX_ADDRESS_FAILURES
 from app.web.settings import WebSettings
-from tests.integration.web.conftest import People, csrf_from, sign_in
+from tests.integration.web.conftest import csrf_from, sign_in
+from tests.world import World
 
 
 async def _post_signin(client: httpx.AsyncClient, login: str, password: str) -> httpx.Response:
@@ -14,7 +15,7 @@ async def _post_signin(client: httpx.AsyncClient, login: str, password: str) -> 
 
 
 async def test_sign_in_sets_a_signed_httponly_lax_cookie(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     response = await _post_signin(client, "alice", "secret-pass")
     assert response.status_code == 303
@@ -23,7 +24,7 @@ async def test_sign_in_sets_a_signed_httponly_lax_cookie(
     assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Secure" not in cookie
 
 
-async def test_cookie_is_secure_over_https(app: FastAPI, people: People) -> None:
+async def test_cookie_is_secure_over_https(app: FastAPI, people: World) -> None:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="https://testserver") as client:
         response = await _post_signin(client, "alice", "secret-pass")
@@ -32,7 +33,7 @@ async def test_cookie_is_secure_over_https(app: FastAPI, people: People) -> None
 
 
 async def test_wrong_password_is_explained_without_saying_which_part(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     response = await _post_signin(client, "alice", "nope")
     assert response.status_code == 401
@@ -41,7 +42,7 @@ async def test_wrong_password_is_explained_without_saying_which_part(
 
 
 async def test_sixth_failure_within_five_minutes_is_throttled(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     for _ in range(5):
         assert (await _post_signin(client, "alice", "wrong")).status_code == 401
@@ -51,7 +52,7 @@ async def test_sixth_failure_within_five_minutes_is_throttled(
 
 
 async def test_a_right_password_neither_clears_failures_nor_uses_up_the_limit(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     for _ in range(4):
         assert (await _post_signin(client, "alice", "wrong")).status_code == 401
@@ -65,7 +66,7 @@ async def test_a_right_password_neither_clears_failures_nor_uses_up_the_limit(
 
 
 async def test_failures_from_one_address_throttle_other_logins(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     for index in range(MAX_ADDRESS_FAILURES):
         assert (await _post_signin(client, f"x{index}", "wrong")).status_code == 401
@@ -74,7 +75,7 @@ async def test_failures_from_one_address_throttle_other_logins(
 
 
 async def test_sign_in_without_csrf_token_is_refused(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     await client.get("/signin")
     response = await client.post("/signin", data={"login": "alice", "password": "secret-pass"})
@@ -93,9 +94,7 @@ async def test_htmx_requests_get_hx_redirect_to_sign_in(client: httpx.AsyncClien
     assert response.headers["HX-Redirect"].startswith("/signin")
 
 
-async def test_next_pointing_elsewhere_is_ignored(
-    client: httpx.AsyncClient, people: People
-) -> None:
+async def test_next_pointing_elsewhere_is_ignored(client: httpx.AsyncClient, people: World) -> None:
     form = await client.get("/signin")
     data = {
         "login": "alice",
@@ -107,7 +106,7 @@ async def test_next_pointing_elsewhere_is_ignored(
     assert response.headers["location"] == "/templates"
 
 
-async def test_session_id_changes_at_sign_in(client: httpx.AsyncClient, people: People) -> None:
+async def test_session_id_changes_at_sign_in(client: httpx.AsyncClient, people: World) -> None:
     csrf = await sign_in(client, "alice")
     first = client.cookies["portal_session"]
     data = {"login": "alice", "password": "secret-pass", "csrf_token": csrf}
@@ -119,7 +118,7 @@ async def test_session_id_changes_at_sign_in(client: httpx.AsyncClient, people: 
 
 
 async def test_sign_out_ends_the_session_on_the_server(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     csrf = await sign_in(client, "alice")
     old = client.cookies["portal_session"]
@@ -129,7 +128,7 @@ async def test_sign_out_ends_the_session_on_the_server(
     assert (await client.get("/templates")).status_code == 303
 
 
-async def test_sign_out_without_csrf_is_refused(client: httpx.AsyncClient, people: People) -> None:
+async def test_sign_out_without_csrf_is_refused(client: httpx.AsyncClient, people: World) -> None:
     await sign_in(client, "alice")
     assert (await client.post("/signout")).status_code == 403
     assert (await client.get("/templates")).status_code == 200
@@ -143,7 +142,7 @@ def _proxy(*proxies: str) -> WebSettings:
     ("web_settings", "expected"), [(_proxy("127.0.0.1"), 200), (_proxy("10.0.0.1"), 303)]
 )
 async def test_proxy_header_is_honoured_only_from_trusted_addresses(
-    client: httpx.AsyncClient, people: People, expected: int
+    client: httpx.AsyncClient, people: World, expected: int
 ) -> None:
     response = await client.get("/templates", headers={"REMOTE_USER": "carol"})
     assert response.status_code == expected
@@ -153,7 +152,7 @@ async def test_proxy_header_is_honoured_only_from_trusted_addresses(
 
 @pytest.mark.parametrize("web_settings", [_proxy("127.0.0.1")])
 async def test_proxy_signed_in_user_still_needs_csrf(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     headers = {"REMOTE_USER": "carol"}
     page = await client.get("/templates/new", headers=headers)

@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import AuditEvent, SignInCounter, utc_now
 from app.web.settings import WebSettings
-from tests.integration.web.conftest import People, csrf_from
+from tests.integration.web.conftest import csrf_from
+from tests.world import World
 
 
 async def _sign_in_from(app: FastAPI, address: str, login: str, password: str) -> httpx.Response:
@@ -24,7 +25,7 @@ async def _sign_in_from(app: FastAPI, address: str, login: str, password: str) -
 
 @pytest.mark.parametrize("web_settings", [WebSettings(signin_site_limit=3)])
 async def test_spraying_one_password_over_many_logins_meets_the_site_limit(
-    app: FastAPI, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    app: FastAPI, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     for index, login in enumerate(("alice", "bob", "carol")):
         answer = await _sign_in_from(app, f"198.51.100.{index}", login, "Winter2026!")
@@ -41,16 +42,14 @@ async def test_spraying_one_password_over_many_logins_meets_the_site_limit(
 
 
 @pytest.mark.parametrize("web_settings", [WebSettings(signin_site_limit=2)])
-async def test_a_success_gives_its_slot_back_to_the_site_limit(
-    app: FastAPI, people: People
-) -> None:
+async def test_a_success_gives_its_slot_back_to_the_site_limit(app: FastAPI, people: World) -> None:
     for index in range(5):
         answer = await _sign_in_from(app, f"198.51.100.{index}", "alice", "secret-pass")
         assert answer.status_code == 303
 
 
 async def test_counters_from_past_windows_are_purged(
-    app: FastAPI, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    app: FastAPI, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     async with sessionmaker() as session:
         old = utc_now() - timedelta(minutes=6)
@@ -68,7 +67,7 @@ async def test_counters_from_past_windows_are_purged(
     [WebSettings(trusted_proxy_header="REMOTE_USER", trusted_proxies=("127.0.0.1",))],
 )
 async def test_proxy_sign_in_still_works_when_the_proxy_forwards_the_client_address(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     headers = {"REMOTE_USER": "carol", "X-Forwarded-For": "203.0.113.8"}
     response = await client.get("/templates", headers=headers)
@@ -80,7 +79,7 @@ async def test_proxy_sign_in_still_works_when_the_proxy_forwards_the_client_addr
     [WebSettings(trusted_proxy_header="REMOTE_USER", trusted_proxies=("127.0.0.1",))],
 )
 async def test_a_forwarded_address_does_not_make_an_outsider_a_trusted_proxy(
-    app: FastAPI, people: People
+    app: FastAPI, people: World
 ) -> None:
     transport = httpx.ASGITransport(app=app, client=("198.51.100.9", 40000))
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as outsider:

@@ -11,8 +11,9 @@ from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import PartitionInfo
 from tests.factories import fake_registry
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
 from tests.integration.web.helpers import make_template
+from tests.world import World
 
 Maker = async_sessionmaker[AsyncSession]
 
@@ -61,7 +62,7 @@ def values(csrf: str, **changes: str) -> dict[str, str]:
 
 
 async def test_form_has_a_label_for_every_input_and_defaults_filled(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     await sign_in(client, "alice")
@@ -77,7 +78,7 @@ async def test_form_has_a_label_for_every_input_and_defaults_filled(
 
 
 async def test_preview_fragment_follows_what_is_typed(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -93,7 +94,7 @@ async def test_preview_fragment_follows_what_is_typed(
 
 
 async def test_time_over_the_partition_limit_is_shown_next_to_the_field(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -121,7 +122,7 @@ async def test_time_over_the_partition_limit_is_shown_next_to_the_field(
 )
 async def test_hostile_values_are_refused_before_reaching_the_scheduler(
     client: httpx.AsyncClient,
-    people: People,
+    people: World,
     sessionmaker: Maker,
     fake: FakeScheduler,
     field: str,
@@ -138,7 +139,7 @@ async def test_hostile_values_are_refused_before_reaching_the_scheduler(
 
 
 async def test_valid_submission_goes_to_the_job_page(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -157,7 +158,7 @@ async def test_valid_submission_goes_to_the_job_page(
 
 
 async def test_htmx_submission_redirects_with_hx_redirect(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -168,7 +169,7 @@ async def test_htmx_submission_redirects_with_hx_redirect(
 
 
 async def test_submission_without_csrf_is_refused(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     await sign_in(client, "alice")
@@ -180,7 +181,7 @@ async def test_submission_without_csrf_is_refused(
 
 
 async def test_user_without_a_project_is_told_why_they_cannot_submit(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker, fake: FakeScheduler
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     await sign_in(client, "admin")

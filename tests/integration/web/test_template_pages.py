@@ -3,8 +3,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import JobTemplate, TemplateVersion
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
 from tests.integration.web.helpers import SCRIPT, make_template
+from tests.world import World
 
 Maker = async_sessionmaker[AsyncSession]
 
@@ -29,7 +30,7 @@ def editor_form(csrf: str, **changes: str) -> dict[str, str]:
 
 
 async def test_list_shows_each_scope_in_its_tab(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     await make_template(sessionmaker, people.admin, "Site one", scope="site")
     await make_template(sessionmaker, people.alice, "Alice own")
@@ -45,7 +46,7 @@ async def test_list_shows_each_scope_in_its_tab(
 
 
 async def test_tab_switch_over_htmx_returns_only_the_list(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     await make_template(sessionmaker, people.alice, "Alice own")
     await sign_in(client, "alice")
@@ -56,7 +57,7 @@ async def test_tab_switch_over_htmx_returns_only_the_list(
 
 
 async def test_view_page_shows_script_parameters_and_versions(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     template = await make_template(sessionmaker, people.alice, "Alice own")
     await sign_in(client, "alice")
@@ -67,7 +68,7 @@ async def test_view_page_shows_script_parameters_and_versions(
 
 
 async def test_alice_cannot_see_or_edit_bobs_personal_template(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     template = await make_template(sessionmaker, people.bob, "Bob own")
     csrf = await sign_in(client, "alice")
@@ -78,7 +79,7 @@ async def test_alice_cannot_see_or_edit_bobs_personal_template(
 
 
 async def test_alice_can_use_but_not_edit_a_site_template(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -90,7 +91,7 @@ async def test_alice_can_use_but_not_edit_a_site_template(
 
 
 async def test_project_member_uses_but_cannot_edit_and_manager_can(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     template = await make_template(sessionmaker, people.alice, "Phys", "project", people.physics.id)
     csrf = await sign_in(client, "carol")
@@ -120,7 +121,7 @@ async def test_project_member_uses_but_cannot_edit_and_manager_can(
 
 
 async def test_post_without_csrf_token_is_refused(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     template = await make_template(sessionmaker, people.alice, "Alice own")
     await sign_in(client, "alice")
@@ -129,7 +130,7 @@ async def test_post_without_csrf_token_is_refused(
     assert response.status_code == 403 and forged.status_code == 403
 
 
-async def test_create_through_the_form_then_view(client: httpx.AsyncClient, people: People) -> None:
+async def test_create_through_the_form_then_view(client: httpx.AsyncClient, people: World) -> None:
     csrf = await sign_in(client, "alice")
     response = await client.post("/templates/new", data=editor_form(csrf))
     assert response.status_code == 303
@@ -138,7 +139,7 @@ async def test_create_through_the_form_then_view(client: httpx.AsyncClient, peop
 
 
 async def test_invalid_template_is_shown_again_with_errors(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     csrf = await sign_in(client, "alice")
     form = editor_form(csrf, name="", script="echo no shebang", **{"params-0-name": "Bad Name"})
@@ -150,7 +151,7 @@ async def test_invalid_template_is_shown_again_with_errors(
 
 
 async def test_add_and_remove_parameter_rows_without_javascript(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     csrf = await sign_in(client, "alice")
     added = await client.post("/templates/new", data=editor_form(csrf, action="add"))
@@ -160,7 +161,7 @@ async def test_add_and_remove_parameter_rows_without_javascript(
 
 
 async def test_row_action_over_htmx_returns_the_editor_fragment(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     csrf = await sign_in(client, "alice")
     response = await client.post(
@@ -170,7 +171,7 @@ async def test_row_action_over_htmx_returns_the_editor_fragment(
 
 
 async def test_editor_preview_shows_command_and_quoted_script(
-    client: httpx.AsyncClient, people: People
+    client: httpx.AsyncClient, people: World
 ) -> None:
     csrf = await sign_in(client, "alice")
     form = editor_form(csrf, **{"params-0-default": "$(reboot)"})
@@ -183,7 +184,7 @@ async def test_editor_preview_shows_command_and_quoted_script(
 
 
 async def test_clone_makes_a_personal_copy_to_edit(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     template = await make_template(sessionmaker, people.admin, "Site one", scope="site")
     csrf = await sign_in(client, "alice")
@@ -194,7 +195,7 @@ async def test_clone_makes_a_personal_copy_to_edit(
 
 
 async def test_archived_template_leaves_the_list(
-    client: httpx.AsyncClient, people: People, sessionmaker: Maker
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
 ) -> None:
     template = await make_template(sessionmaker, people.alice, "Alice own")
     csrf = await sign_in(client, "alice")

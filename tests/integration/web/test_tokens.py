@@ -9,7 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.models import ApiToken
 from app.tokens import service as tokens
 from app.users.actor import Actor
-from tests.integration.web.conftest import People, sign_in
+from tests.integration.web.conftest import sign_in
+from tests.world import World
 
 SECRET = re.compile(r'id="new-token-secret"[^>]*value="(hpc_[^"]+)"')
 
@@ -32,14 +33,14 @@ async def _stored(sessionmaker: async_sessionmaker[AsyncSession]) -> list[ApiTok
         return list((await session.scalars(select(ApiToken))).all())
 
 
-async def test_page_needs_sign_in(client: httpx.AsyncClient, people: People) -> None:
+async def test_page_needs_sign_in(client: httpx.AsyncClient, people: World) -> None:
     response = await client.get("/settings/tokens")
     assert response.status_code == 303
     assert response.headers["location"].startswith("/signin")
 
 
 async def test_created_secret_is_shown_once_and_never_again(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     csrf = await sign_in(client, "alice")
     created = await _create(client, csrf, ("read", "submit"))
@@ -58,7 +59,7 @@ async def test_created_secret_is_shown_once_and_never_again(
     assert "laptop" in listing.text
 
 
-async def test_created_token_works_on_the_api(client: httpx.AsyncClient, people: People) -> None:
+async def test_created_token_works_on_the_api(client: httpx.AsyncClient, people: World) -> None:
     csrf = await sign_in(client, "alice")
     match = SECRET.search((await _create(client, csrf)).text)
     assert match
@@ -68,7 +69,7 @@ async def test_created_token_works_on_the_api(client: httpx.AsyncClient, people:
 
 
 async def test_member_is_not_offered_and_cannot_create_admin_scope(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     csrf = await sign_in(client, "carol")
     form = await client.get("/settings/tokens")
@@ -80,7 +81,7 @@ async def test_member_is_not_offered_and_cannot_create_admin_scope(
 
 
 async def test_site_admin_may_create_admin_scope(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     csrf = await sign_in(client, "admin")
     assert 'value="admin"' in (await client.get("/settings/tokens")).text
@@ -89,7 +90,7 @@ async def test_site_admin_may_create_admin_scope(
 
 
 async def test_lifetime_over_the_maximum_is_refused(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     csrf = await sign_in(client, "alice")
     for days in ("0", "9999", "ninety"):
@@ -100,7 +101,7 @@ async def test_lifetime_over_the_maximum_is_refused(
 
 
 async def test_create_without_csrf_is_refused(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     await sign_in(client, "alice")
     response = await _create(client, "forged")
@@ -109,7 +110,7 @@ async def test_create_without_csrf_is_refused(
 
 
 async def _token_of(
-    sessionmaker: async_sessionmaker[AsyncSession], people: People, login: str
+    sessionmaker: async_sessionmaker[AsyncSession], people: World, login: str
 ) -> int:
     user = getattr(people, login)
     async with sessionmaker() as session:
@@ -122,7 +123,7 @@ async def _token_of(
 
 
 async def test_revoke_asks_first_then_revokes(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     token_id = await _token_of(sessionmaker, people, "alice")
     csrf = await sign_in(client, "alice")
@@ -137,7 +138,7 @@ async def test_revoke_asks_first_then_revokes(
 
 
 async def test_alice_cannot_revoke_bobs_token(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     token_id = await _token_of(sessionmaker, people, "bob")
     csrf = await sign_in(client, "alice")
@@ -149,7 +150,7 @@ async def test_alice_cannot_revoke_bobs_token(
 
 
 async def test_revoke_without_csrf_is_refused(
-    client: httpx.AsyncClient, people: People, sessionmaker: async_sessionmaker[AsyncSession]
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> None:
     token_id = await _token_of(sessionmaker, people, "alice")
     await sign_in(client, "alice")
