@@ -11,6 +11,7 @@ Run: .venv/bin/python bench/bench_latency.py
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import statistics
 import subprocess
@@ -180,4 +181,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    # Only the figures: the portal and httpx log every request at INFO.
+    logging.basicConfig(level=logging.WARNING)
     asyncio.run(main())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import random
 import statistics
@@ -221,4 +222,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # Only the figures: the portal and httpx log every request at INFO.
+    logging.basicConfig(level=logging.WARNING)
     main()

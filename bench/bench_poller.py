@@ -10,6 +10,7 @@ is cancelled at the end. Run: .venv/bin/python bench/bench_poller.py
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import resource
 import subprocess
@@ -182,4 +183,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    # Only the figures: the portal and httpx log every request at INFO.
+    logging.basicConfig(level=logging.WARNING)
     asyncio.run(main())

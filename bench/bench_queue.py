@@ -9,6 +9,7 @@ Usage: .venv/bin/python bench/bench_queue.py [TASKS] [--separate]   (as root, cl
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -127,5 +128,7 @@ async def main(tasks: int, separate: bool) -> None:
 
 
 if __name__ == "__main__":
+    # Only the figures: the portal and httpx log every request at INFO.
+    logging.basicConfig(level=logging.WARNING)
     count = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 10_000
     asyncio.run(main(count, "--separate" in sys.argv))

@@ -7,6 +7,7 @@ node. Usage: .venv/bin/python bench/bench_submit.py [N]   (as root, cluster up)
 from __future__ import annotations
 
 import asyncio
+import logging
 import statistics
 import subprocess
 import sys
@@ -119,4 +120,6 @@ def report(n: int, results: dict[str, float]) -> None:
 
 
 if __name__ == "__main__":
+    # Only the figures: the portal and httpx log every request at INFO.
+    logging.basicConfig(level=logging.WARNING)
     asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 50))

@@ -11,6 +11,7 @@ Run: PYTHONPATH=. .venv/bin/python bench/bench_usage.py
 from __future__ import annotations
 
 import asyncio
+import logging
 import statistics
 import time
 from collections.abc import Sequence
@@ -169,4 +170,6 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    # Only the figures: the portal and httpx log every request at INFO.
+    logging.basicConfig(level=logging.WARNING)
     asyncio.run(main())
