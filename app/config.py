@@ -6,8 +6,10 @@ mistake at once instead of a traceback for the first one.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -35,6 +37,33 @@ class ConfigError(SystemExit):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("configuration error:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+# The test suite's own variables share the prefix.
+_OTHER_PREFIXES = ("PORTAL_TEST_",)
+
+
+def unknown_variables(
+    environ: Mapping[str, str], models: Iterable[type[BaseSettings]]
+) -> list[str]:
+    """One line per PORTAL_ variable no settings model reads, with the closest known name.
+
+    The models ignore unknown names (several share the prefix), so without this a misspelt
+    PORTAL_SECURE_COOKIE would silently leave cookies without the Secure flag.
+    """
+    known = {f"PORTAL_{name.upper()}" for model in models for name in model.model_fields}
+    problems = []
+    for name in sorted(environ):
+        if not name.startswith("PORTAL_") or name.startswith(_OTHER_PREFIXES):
+            continue
+        if name in known:
+            continue
+        # Compared without the shared prefix, which would make every name look alike.
+        bare = sorted(known_name.removeprefix("PORTAL_") for known_name in known)
+        guess = difflib.get_close_matches(name.removeprefix("PORTAL_"), bare, n=1, cutoff=0.75)
+        hint = f"; did you mean PORTAL_{guess[0]}?" if guess else ""
+        problems.append(f"{name}: not a setting of the portal, so it is ignored{hint}")
+    return problems
 
 
 def is_placeholder_secret(value: str) -> bool:

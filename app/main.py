@@ -23,7 +23,13 @@ from starlette.types import Scope
 
 from app import api, health, observability
 from app.api import docs as api_docs
-from app.config import Settings, load_cluster_configs, load_settings
+from app.config import (
+    ConfigError,
+    Settings,
+    load_cluster_configs,
+    load_settings,
+    unknown_variables,
+)
 from app.errors import install_error_handlers
 from app.observability.metrics import forget_process
 from app.observability.scheduler import InstrumentedRegistry
@@ -117,6 +123,15 @@ def _max_body_bytes(scope: Scope) -> int:
     return web_settings_of(scope["app"]).max_body_bytes
 
 
+def _check_environment(settings: Settings) -> None:
+    """A misspelt PORTAL_ variable stops a production start and is logged elsewhere."""
+    problems = unknown_variables(os.environ, (Settings, WebSettings))
+    if problems and settings.is_production:
+        raise ConfigError(problems)
+    for problem in problems:
+        logger.warning("configuration: %s", problem)
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -129,6 +144,7 @@ def create_app(
     scheduler adapters the clusters file describes (a test's scheduler, another transport).
     """
     settings = settings or load_settings()
+    _check_environment(settings)
     clusters = load_cluster_configs(settings)
     schedulers = registry if registry is not None else InstrumentedRegistry(clusters)
     app = FastAPI(

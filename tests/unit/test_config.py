@@ -12,7 +12,10 @@ from app.config import (
     Settings,
     load_cluster_configs,
     load_settings,
+    unknown_variables,
 )
+from app.main import create_app
+from app.web.settings import WebSettings
 
 STRONG_SECRET = "k3Jx9QpT2vLm8ZrW5yHc7NbF4dGs6AeU"
 
@@ -228,3 +231,35 @@ def test_broken_toml_is_one_readable_line(tmp_path: Path) -> None:
 
     (problem,) = raised.value.problems
     assert problem.startswith(f"{path}: not valid TOML")
+
+
+def test_a_misspelt_variable_is_named_with_the_setting_it_resembles() -> None:
+    environ = {
+        "PORTAL_SECURE_COOKIE": "true",
+        "PORTAL_DATABASE_URL": "sqlite+aiosqlite:///x.db",
+        "PORTAL_TEST_PG_URL": "postgresql://",
+        "PORTAL_WIDGETS": "3",
+        "HOME": "/root",
+    }
+
+    problems = unknown_variables(environ, (Settings, WebSettings))
+
+    assert problems == [
+        "PORTAL_SECURE_COOKIE: not a setting of the portal, so it is ignored; "
+        "did you mean PORTAL_SECURE_COOKIES?",
+        "PORTAL_WIDGETS: not a setting of the portal, so it is ignored",
+    ]
+
+
+def test_production_does_not_start_with_a_misspelt_variable(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    clean_env.setenv("PORTAL_SECURE_COOKIE", "true")
+    settings = Settings(
+        env="prod", secret_key=STRONG_SECRET, database_url=f"sqlite+aiosqlite:///{tmp_path}/p.db"
+    )
+
+    with pytest.raises(ConfigError) as raised:
+        create_app(settings)
+
+    assert raised.value.problems[0].startswith("PORTAL_SECURE_COOKIE: not a setting")
