@@ -4,11 +4,43 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from app.models import JobTemplate, TemplateVersion
+from app.models import Job, JobTemplate, TemplateVersion
+
+
+def usable_by(user_id: int, project_ids: Iterable[int]) -> ColumnElement[bool]:
+    """``service.can_use`` as SQL, for someone who is not a site admin."""
+    return or_(
+        JobTemplate.owner_user_id == user_id,
+        JobTemplate.scope == "site",
+        and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(list(project_ids))),
+    )
+
+
+async def names(
+    session: AsyncSession, condition: ColumnElement[bool] | None
+) -> list[tuple[int, str]]:
+    query = select(JobTemplate.id, JobTemplate.name).order_by(JobTemplate.name)
+    if condition is not None:
+        query = query.where(condition)
+    return [(row.id, row.name) for row in (await session.execute(query)).all()]
+
+
+async def submitted_from(session: AsyncSession, user_id: int) -> list[tuple[int, str, int, int]]:
+    """(id, name, jobs, newest job id) of each unarchived template the user submitted from."""
+    uses = func.count(Job.id).label("uses")
+    last = func.max(Job.id).label("last")
+    query = (
+        select(JobTemplate.id, JobTemplate.name, uses, last)
+        .join(TemplateVersion, TemplateVersion.template_id == JobTemplate.id)
+        .join(Job, Job.template_version_id == TemplateVersion.id)
+        .where(Job.owner_user_id == user_id, JobTemplate.is_archived.is_(False))
+        .group_by(JobTemplate.id, JobTemplate.name)
+    )
+    return [(r.id, r.name, r.uses, r.last) for r in (await session.execute(query)).all()]
 
 
 async def get_by_id(session: AsyncSession, template_id: int) -> JobTemplate | None:

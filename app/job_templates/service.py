@@ -55,6 +55,19 @@ def can_edit(actor: Actor, template: JobTemplate) -> bool:
     return template.owner_user_id == actor.user_id
 
 
+async def names_for_filter(session: AsyncSession, actor: Actor) -> list[tuple[int, str]]:
+    """(id, name) of every template the actor may use, archived ones included (old jobs)."""
+    condition = None
+    if not actor.is_site_admin:
+        condition = repository.usable_by(actor.user_id, actor.project_roles)
+    return await repository.names(session, condition)
+
+
+async def submitted_from(session: AsyncSession, actor: Actor) -> list[tuple[int, str, int, int]]:
+    """The templates the actor has submitted from: (id, name, jobs, newest job id)."""
+    return await repository.submitted_from(session, actor.user_id)
+
+
 async def list_templates(
     session: AsyncSession, actor: Actor, scope: ListScope
 ) -> list[JobTemplate]:

@@ -14,14 +14,16 @@ async def get_by_id(session: AsyncSession, project_id: int) -> Project | None:
     return await session.get(Project, project_id)
 
 
-async def list_by_ids(session: AsyncSession, project_ids: Iterable[int]) -> list[Project]:
+async def list_by_ids(
+    session: AsyncSession, project_ids: Iterable[int], *, active_only: bool = True
+) -> list[Project]:
     ids = list(project_ids)
     if not ids:
         return []
-    result = await session.execute(
-        select(Project).where(Project.id.in_(ids), Project.is_active).order_by(Project.name)
-    )
-    return list(result.scalars())
+    query = select(Project).where(Project.id.in_(ids)).order_by(Project.name)
+    if active_only:
+        query = query.where(Project.is_active)
+    return list((await session.execute(query)).scalars())
 
 
 async def list_all(session: AsyncSession) -> list[Project]:

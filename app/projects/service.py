@@ -39,6 +39,15 @@ async def list_for_actor(session: AsyncSession, actor: Actor) -> list[ProjectVie
     return [ProjectView(p, actor.role_in(p.id)) for p in projects]
 
 
+async def names_for_filter(session: AsyncSession, actor: Actor) -> list[tuple[int, str]]:
+    """(id, name) of the projects whose jobs the actor may see, inactive ones included."""
+    if actor.is_site_admin:
+        projects = await repository.list_all(session)
+    else:
+        projects = await repository.list_by_ids(session, actor.project_roles, active_only=False)
+    return [(p.id, p.name) for p in projects]
+
+
 async def get(session: AsyncSession, actor: Actor, project_id: int) -> ProjectView:
     project = await repository.get_by_id(session, project_id)
     if project is None or not (actor.is_site_admin or actor.is_member_of(project_id)):

@@ -13,16 +13,18 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.deps import SessionDep
+from app.job_templates import service as job_templates
 from app.job_templates.values import format_duration
 from app.jobs import listing, repository, states
 from app.jobs.end_causes import format_seconds
 from app.jobs.listing import ListQuery
-from app.models import ClusterStatus, Job, JobTemplate, Project, TemplateVersion
+from app.models import ClusterStatus
 from app.models.jobs import JOB_STATES
+from app.projects import service as projects
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, WebContextDep
@@ -145,22 +147,10 @@ async def history_page(
 
 
 async def filter_choices(session: AsyncSession, actor: Actor) -> dict[str, Any]:
-    member_of = sorted(actor.project_roles)
-    projects = select(Project.id, Project.name).order_by(Project.name)
-    templates = select(JobTemplate.id, JobTemplate.name).order_by(JobTemplate.name)
-    if not actor.is_site_admin:
-        projects = projects.where(Project.id.in_(member_of))
-        templates = templates.where(
-            or_(
-                JobTemplate.owner_user_id == actor.user_id,
-                JobTemplate.scope == "site",
-                and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(member_of)),
-            )
-        )
     return {
         "states": [(s, view.state_badge(s).label) for s in JOB_STATES],
-        "projects": (await session.execute(projects)).all(),
-        "templates": (await session.execute(templates)).all(),
+        "projects": await projects.names_for_filter(session, actor),
+        "templates": await job_templates.names_for_filter(session, actor),
     }
 
 
@@ -177,18 +167,9 @@ class TemplateLink:
 
 async def template_links(session: AsyncSession, actor: Actor) -> dict[str, list[TemplateLink]]:
     """The templates the user submitted from most recently and most often."""
-    uses = func.count(Job.id).label("uses")
-    last = func.max(Job.id).label("last")
-    query = (
-        select(JobTemplate.id, JobTemplate.name, uses, last)
-        .join(TemplateVersion, TemplateVersion.template_id == JobTemplate.id)
-        .join(Job, Job.template_version_id == TemplateVersion.id)
-        .where(Job.owner_user_id == actor.user_id, JobTemplate.is_archived.is_(False))
-        .group_by(JobTemplate.id, JobTemplate.name)
-    )
-    rows = (await session.execute(query)).all()
-    links = [TemplateLink(r.id, r.name, r.uses) for r in rows]
-    by_last = {r.id: r.last for r in rows}
+    rows = await job_templates.submitted_from(session, actor)
+    links = [TemplateLink(id_, name, uses) for id_, name, uses, _ in rows]
+    by_last = {id_: last for id_, _, _, last in rows}
     recent = sorted(links, key=lambda t: by_last[t.id], reverse=True)[:QUICK_LINKS]
     frequent = sorted(links, key=lambda t: (-t.uses, t.name))[:QUICK_LINKS]
     return {"recent": recent, "frequent": frequent}
