@@ -92,6 +92,8 @@ class Job(Base):
     gpus: Mapped[int | None]
     gpu_type: Mapped[str | None] = mapped_column(String(64))
     nodes: Mapped[int | None]
+    # Where it runs or ran, as Slurm writes it (``c[1-2]``); set once the job has started.
+    node_list: Mapped[str | None] = mapped_column(String(255))
     array_spec: Mapped[str | None] = mapped_column(String(255))
 
     # What was used and allocated, from accounting.

@@ -116,6 +116,19 @@ def expected_start(info: JobInfo, now: datetime) -> datetime | None:
     return info.start_time
 
 
+# What Slurm shows in the node list of a job that has no nodes (sacct, scontrol, REST).
+_NO_NODES = frozenset({"", "None assigned", "(null)", "n/a"})
+NODE_LIST_WIDTH = 255
+
+
+def allocated_nodes(info: JobInfo, now: datetime) -> str | None:
+    """The nodes a job that has started runs or ran on, as Slurm writes them (``c[1-2]``)."""
+    nodes = (info.nodes or "").strip()
+    if actual_start(info, now) is None or nodes in _NO_NODES or len(nodes) > NODE_LIST_WIDTH:
+        return None
+    return nodes
+
+
 # The width of the jobs table's path columns; Slurm allows longer (PATH_MAX).
 PATH_COLUMN_WIDTH = 1024
 
@@ -133,6 +146,7 @@ def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
         "submitted_at": info.submit_time,
         "started_at": actual_start(info, now),
         "elapsed_seconds": info.elapsed_seconds,
+        "node_list": allocated_nodes(info, now),
         "alloc_cpus": info.alloc.cpus,
         "alloc_mem_mb": None
         if info.alloc.memory_bytes is None

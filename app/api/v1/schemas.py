@@ -320,6 +320,9 @@ class JobOut(BaseModel):
     exit_code: int | None
     reason: str | None
     partition: str | None
+    node_list: str | None = Field(
+        default=None, description="The nodes it runs or ran on, as Slurm names them."
+    )
     template_version_id: int | None
     parameters: dict[str, Any]
     submitted_at: datetime | None

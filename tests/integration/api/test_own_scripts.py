@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -158,6 +159,8 @@ async def test_a_tutorial_script_runs_as_written_with_its_arguments_and_new_log_
     folder = f"/home/carol/portal-scripts-{tag}/logs"  # does not exist yet
     job = await _run(on_cluster, tutorial(folder, tag), ("$(id)", "two words"))
     assert (job["state"], job["exit_code"]) == ("completed", 0)
+    # scripts/dev-cluster names its one node after the machine, on every version.
+    assert job["node_list"] == socket.gethostname().split(".")[0]
     path = f"/api/v1/jobs/{job['id']}/logs/stdout"
     log = await on_cluster.client.get(path, headers=on_cluster.headers)
     assert log.status_code == 200, log.text

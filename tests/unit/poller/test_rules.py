@@ -63,3 +63,29 @@ def test_expected_start_is_kept_while_it_is_a_forecast_and_cleared_after(
     changes = observed_changes(record, NOW)
     assert "expected_start_at" in changes  # written as None too, so a stale estimate goes
     assert changes["expected_start_at"] == expected
+
+
+NODE_CASES = [
+    # (scenario, state, StartTime, the node list Slurm shows, node_list the row gets)
+    ("running_on_one_node", JobState.RUNNING, EARLIER, "vm", "vm"),
+    ("running_on_a_range", JobState.RUNNING, EARLIER, "c[1-2]", "c[1-2]"),
+    ("ended_from_accounting", JobState.COMPLETED, EARLIER, "c7", "c7"),
+    ("pending_shows_none", JobState.QUEUED, LATER, "", None),
+    ("accounting_before_start", JobState.CANCELLED, None, "None assigned", None),
+    ("rest_null", JobState.RUNNING, EARLIER, "(null)", None),
+    ("longer_than_the_column", JobState.RUNNING, EARLIER, "c" * 300, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("state", "start", "nodes", "expected"),
+    [case[1:] for case in NODE_CASES],
+    ids=[case[0] for case in NODE_CASES],
+)
+def test_node_list_is_kept_once_the_job_has_nodes(
+    state: JobState, start: datetime | None, nodes: str, expected: str | None
+) -> None:
+    record = JobInfo(
+        job_id="100", state=state, native_state=state.name, start_time=start, nodes=nodes
+    )
+    assert observed_changes(record, NOW).get("node_list") == expected

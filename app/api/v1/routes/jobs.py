@@ -49,6 +49,7 @@ def job_out(job: Job) -> JobOut:
         exit_code=job.exit_code,
         reason=job.reason,
         partition=job.partition,
+        node_list=job.node_list,
         template_version_id=job.template_version_id,
         parameters=dict(job.parameters or {}),
         submitted_at=job.submitted_at,
