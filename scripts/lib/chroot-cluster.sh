@@ -145,6 +145,17 @@ chroot_prepare() {
   write_if_changed "$R$CA_PUB" 0644 root:root <"$KEY_DIR/user_ca.pub" || true
 }
 
+# The certificate authorities the host's administrator added (a site's, an HTTPS proxy's) are
+# trusted inside the chroot too, so what reaches PyPI from the host does from the chroot (pip in
+# `scripts/dev-cluster apps`). Needs the chroot's ca-certificates package.
+chroot_trust_host_cas() {
+  local f changed=0
+  while IFS= read -r -d '' f; do
+    write_if_changed "$R$f" 0644 root:root <"$f" && changed=1
+  done < <(find -L /usr/local/share/ca-certificates -type f -name '*.crt' -print0 2>/dev/null)
+  [ $changed = 0 ] || in_env update-ca-certificates >/dev/null 2>&1 || die "update-ca-certificates failed in $R"
+}
+
 # slurmd from 24.11 on refuses to start when no cgroup filesystem is mounted unless the cgroup
 # plugin is off (22.05 did not look); proctrack/linuxproc and task/none need no cgroups.
 write_cgroup_conf() {

@@ -62,6 +62,41 @@ ensure_postgres() { # a running PostgreSQL on 127.0.0.1:5432 with a postgres/pos
 
 ensure_chromium() { apt_install chromium fonts-dejavu-core; }
 
+# JupyterLab on the compute node of each version (`scripts/dev-cluster apps`), one version after
+# another in a single background job, so the suite does not wait for it; the tests that need it
+# wait through tests/dev_apps.py, which reads the same files: per version apps-V.log, then
+# apps-V.ready, or apps-V.failed holding the exit status; apps.pid names the background job
+# ("PID START-TIME VERSION...") while it runs.
+APPS_STATE_DIR=/var/lib/hpcportal-dev
+
+start_apps_installs() { # start_apps_installs VERSION...
+  local v
+  install -d -m 0700 "$APPS_STATE_DIR"
+  for v in "$@"; do
+    rm -f "$APPS_STATE_DIR/apps-$v.ready" "$APPS_STATE_DIR/apps-$v.failed"
+    : >"$APPS_STATE_DIR/apps-$v.log"
+  done
+  (
+    for v in "$@"; do
+      rc=0
+      "$ROOT/scripts/dev-cluster" apps --version "$v" >"$APPS_STATE_DIR/apps-$v.log" 2>&1 || rc=$?
+      if [ $rc = 0 ]; then
+        touch "$APPS_STATE_DIR/apps-$v.ready"
+      else
+        echo $rc >"$APPS_STATE_DIR/apps-$v.failed.new"
+        mv "$APPS_STATE_DIR/apps-$v.failed.new" "$APPS_STATE_DIR/apps-$v.failed"
+      fi
+    done
+  ) </dev/null >/dev/null 2>&1 &
+  local pid=$! stat
+  # The start time (field 22 of /proc/PID/stat) tells this job from a later process that
+  # happens to get the same pid.
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || stat=""
+  read -r -a stat <<<"${stat##*) }"
+  echo "$pid ${stat[19]:-0} $*" >"$APPS_STATE_DIR/apps.pid"
+  say "installing JupyterLab on the compute nodes ($*) in the background: $APPS_STATE_DIR/apps-VERSION.log"
+}
+
 # Removes what earlier test runs leave behind (job folders in the demo users' homes and scratch,
 # the test databases), so a run proves the suite creates everything it relies on itself.
 clear_test_state() { # clear_test_state DATABASE_URL
