@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from app.interactive.definitions import AppDefinition, DefinitionError, load_definitions
 from app.scheduler.config import ClusterConfig, ClusterConfigError, load_clusters
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./var/portal.db"
@@ -80,6 +81,8 @@ class Settings(BaseSettings):
     database_url: str = DEFAULT_DATABASE_URL
     secret_key: SecretStr = SecretStr(DEV_SECRET_KEY)
     clusters_file: Path | None = None
+    # A folder of interactive app definitions (*.toml) added to the shipped ones.
+    apps_dir: Path | None = None
     poll_interval: float = Field(default=10.0, gt=0)
     # Seconds between usage ingestions run by the poller (one sacct each); 0 turns them off.
     usage_ingest_interval: float = Field(default=300.0, ge=0)
@@ -172,6 +175,14 @@ def _read_clusters(path: Path) -> dict[str, ClusterConfig]:
         raise ConfigError([f"{path}: not valid TOML: {error}"]) from None
     except (ClusterConfigError, OSError, ValueError, TypeError) as error:
         raise ConfigError([f"{path}: {error}"]) from None
+
+
+def load_app_definitions(settings: Settings) -> dict[str, AppDefinition]:
+    """The interactive apps: the shipped ones and those of ``settings.apps_dir``, checked."""
+    try:
+        return load_definitions(settings.apps_dir)
+    except DefinitionError as error:
+        raise ConfigError([f"PORTAL_APPS_DIR: {error}"]) from None
 
 
 def load_cluster_configs(settings: Settings) -> dict[str, ClusterConfig]:

@@ -69,6 +69,11 @@ class ValidationFailed(PortalError):
         """What Slurm itself said, when the refusal came from it."""
 
 
+class BadGateway(PortalError):
+    status_code = 502
+    default_detail = "The server behind the portal did not answer."
+
+
 class ServiceUnavailable(PortalError):
     status_code = 503
     default_detail = "A service the portal depends on is unavailable; try again shortly."

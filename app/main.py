@@ -26,6 +26,7 @@ from app.api import docs as api_docs
 from app.config import (
     ConfigError,
     Settings,
+    load_app_definitions,
     load_cluster_configs,
     load_settings,
     unknown_variables,
@@ -37,7 +38,17 @@ from app.poller.runner import run_poller
 from app.scheduler.registry import Schedulers
 from app.security import BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.templating import render
-from app.web import admin, admin_audit, dashboard, logs_stream, render_pool, tokens, usage
+from app.web import (
+    admin,
+    admin_audit,
+    app_proxy,
+    apps,
+    dashboard,
+    logs_stream,
+    render_pool,
+    tokens,
+    usage,
+)
 from app.web import jobs as job_pages
 from app.web.auth import WebContextDep
 from app.web.proxies import ForwardedForMiddleware
@@ -48,6 +59,9 @@ from app.wiring import build_services, services_of
 logger = logging.getLogger(__name__)
 # A poll cycle in flight is allowed to finish and write its transaction before shutdown.
 POLLER_STOP_SECONDS = 15.0
+# Interactive apps' paths (app_proxy), whose bodies stream through unread.
+APP_PROXY_PREFIX = "/apps/sessions/"
+UNLIMITED_BODY = 2**62
 # app/_static is the top-level static/ (a link in a checkout, copied files when installed).
 STATIC_DIR = Path(__file__).resolve().parent / "_static"
 
@@ -78,6 +92,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if poller is not None:
             await _stop_poller(poller)
         await services.schedulers.close()
+        await services.http.aclose()
         await services.engine.dispose()
         forget_process(os.getpid())
 
@@ -117,9 +132,15 @@ def include_routers(app: FastAPI) -> None:
     for router in (admin.router, admin_audit.router, usage.router):
         app.include_router(router)
     app.include_router(tokens.router)
+    app.include_router(apps.router)
+    app.include_router(app_proxy.router)
 
 
 def _max_body_bytes(scope: Scope) -> int:
+    # An interactive app's requests stream to its server unread (uploads, notebook saves);
+    # the portal holds none of them, so its own limit does not apply.
+    if str(scope.get("path", "")).startswith(APP_PROXY_PREFIX):
+        return UNLIMITED_BODY
     return web_settings_of(scope["app"]).max_body_bytes
 
 
@@ -146,6 +167,7 @@ def create_app(
     settings = settings or load_settings()
     _check_environment(settings)
     clusters = load_cluster_configs(settings)
+    apps = load_app_definitions(settings)
     schedulers = registry if registry is not None else InstrumentedRegistry(clusters)
     app = FastAPI(
         title="HPC Portal",
@@ -154,7 +176,7 @@ def create_app(
         openapi_url="/api/openapi.json",
         redoc_url=None,
     )
-    app.state.services = build_services(settings, clusters, schedulers)
+    app.state.services = build_services(settings, clusters, schedulers, apps)
     app.state.web_settings = web_settings or load_web_settings()
     install_error_handlers(app)
     app.add_middleware(SecurityHeadersMiddleware)

@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker
+from app.interactive.definitions import AppDefinition
+from app.interactive.proxy import upstream_client
 from app.jobs.service import JobService
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import Schedulers
@@ -31,12 +34,16 @@ class Services:
     schedulers: Schedulers
     jobs: JobService
     cluster_names: tuple[str, ...] = field(default=())
+    apps: Mapping[str, AppDefinition] = field(default_factory=dict)
+    # For interactive apps' servers on compute nodes: readiness checks and the proxy.
+    http: httpx.AsyncClient = field(default_factory=upstream_client)
 
 
 def build_services(
     settings: Settings,
     clusters: Mapping[str, ClusterConfig],
     schedulers: Schedulers,
+    apps: Mapping[str, AppDefinition],
 ) -> Services:
     # The engine connects on first use, so building it here opens nothing.
     engine = create_engine(
@@ -54,6 +61,7 @@ def build_services(
         schedulers=schedulers,
         jobs=JobService(sessionmaker, schedulers, roots),
         cluster_names=tuple(sorted(schedulers)),
+        apps=apps,
     )
 
 

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models import (
+    InteractiveSession,
     Job,
     JobTemplate,
     Membership,
@@ -106,6 +107,29 @@ async def add_member(
     session.add(membership)
     await session.flush()
     return membership
+
+
+async def make_app_session(
+    session: AsyncSession,
+    owner: User,
+    project: Project,
+    *,
+    state: str = "running",
+    **fields: Any,
+) -> InteractiveSession:
+    """An interactive session of ``owner`` with its job; any other column as a keyword."""
+    job = await make_job(session, owner, project, state=state, node_list=fields.pop("node", "c1"))
+    row = InteractiveSession(
+        uuid=str(uuid.uuid4()),
+        owner_user_id=owner.id,
+        job_id=job.id,
+        app=fields.pop("app", "jupyterlab"),
+        values=fields.pop("values", {}),
+        **fields,
+    )
+    session.add(row)
+    await session.flush()
+    return row
 
 
 async def make_template(

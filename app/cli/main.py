@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from app.cli import commands, script_submit
+from app.cli import commands, script_submit, sessions
 from app.cli.client import CliError, PortalClient
 from app.cli.config import ClientConfig, ConfigMissing, load_config, save_config
 from app.cli.exit_codes import EXIT_CODE_HELP, ExitCode
@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_template_commands(sub)
     _add_job_commands(sub)
+    sessions.add_commands(sub, _json_flag())
     return parser
 
 

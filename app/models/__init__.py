@@ -4,6 +4,7 @@ from app.models.api_tokens import ApiToken
 from app.models.audit import AUDIT_SURFACES, AuditEvent
 from app.models.base import Base, UTCDateTime, utc_now
 from app.models.clusters import ClusterStatus, PollerLease
+from app.models.interactive import InteractiveSession
 from app.models.job_templates import TEMPLATE_SCOPES, JobTemplate, TemplateVersion
 from app.models.jobs import JOB_EVENT_SOURCES, JOB_STATES, Job, JobEvent
 from app.models.projects import MEMBERSHIP_ROLES, Membership, Project
@@ -24,6 +25,7 @@ __all__ = [
     "AuditEvent",
     "Base",
     "ClusterStatus",
+    "InteractiveSession",
     "Job",
     "JobEvent",
     "JobTemplate",

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import Response
 from itsdangerous import BadSignature, TimestampSigner
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import HTTPConnection
 
 from app.audit.service import Origin
 from app.deps import SessionDep
@@ -46,15 +47,15 @@ class WebContext:
     new_anon_secret: str | None = None
 
 
-def _secret(request: Request) -> str:
+def _secret(request: HTTPConnection) -> str:
     return str(services_of(request.app).settings.secret_key.get_secret_value())
 
 
-def _signer(request: Request, purpose: str) -> TimestampSigner:
+def _signer(request: HTTPConnection, purpose: str) -> TimestampSigner:
     return TimestampSigner(_secret(request), salt=f"hpc-portal.{purpose}")
 
 
-def _unsign(request: Request, cookie: str, purpose: str) -> str | None:
+def _unsign(request: HTTPConnection, cookie: str, purpose: str) -> str | None:
     value = request.cookies.get(cookie)
     if not value:
         return None
@@ -65,7 +66,7 @@ def _unsign(request: Request, cookie: str, purpose: str) -> str | None:
         return None
 
 
-def _derived_token(request: Request, purpose: str, value: str) -> str:
+def _derived_token(request: HTTPConnection, purpose: str, value: str) -> str:
     key = hashlib.sha256(f"{_secret(request)}:{purpose}".encode()).digest()
     return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
 
@@ -74,7 +75,7 @@ def _client_address(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-async def _from_proxy(request: Request, session: AsyncSession) -> WebContext | None:
+async def _from_proxy(request: HTTPConnection, session: AsyncSession) -> WebContext | None:
     settings = get_web_settings(request)
     if not settings.is_trusted_proxy(peer_address(request)):
         return None
@@ -87,7 +88,7 @@ async def _from_proxy(request: Request, session: AsyncSession) -> WebContext | N
     return WebContext(actor=await users.actor_for(session, user), csrf_token=token)
 
 
-async def _from_session(request: Request, session: AsyncSession) -> WebContext | None:
+async def _from_session(request: HTTPConnection, session: AsyncSession) -> WebContext | None:
     token = _unsign(request, SESSION_COOKIE, "session")
     resolved = await sessions.resolve(session, token) if token else None
     if resolved is None or token is None:
@@ -122,6 +123,12 @@ async def get_web_context(request: Request, session: SessionDep) -> WebContext:
 
 
 WebContextDep = Annotated[WebContext, Depends(get_web_context)]
+
+
+async def connection_actor(connection: HTTPConnection, session: AsyncSession) -> Actor | None:
+    """Who opened ``connection`` (a WebSocket too), from the session cookie or a trusted proxy."""
+    context = await _from_session(connection, session) or await _from_proxy(connection, session)
+    return context.actor if context else None
 
 
 async def _submitted_csrf(request: Request) -> str:

@@ -17,19 +17,20 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.deps import SessionDep
+from app.interactive.sessions import describe, own_sessions
 from app.job_templates import service as job_templates
 from app.job_templates.values import format_duration
 from app.jobs import listing, repository, states
 from app.jobs.end_causes import format_seconds
 from app.jobs.listing import ListQuery
-from app.models import ClusterStatus
+from app.models import ClusterStatus, utc_now
 from app.models.jobs import JOB_STATES
 from app.projects import service as projects
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
-from app.wiring import services_of
+from app.wiring import Services, services_of
 
 PAGE_SIZE = 50
 RECENT_JOBS = 10
@@ -240,6 +241,14 @@ async def cluster_views(
     return [_cluster_view(name, rows.get(name), poll_interval) for name in names]
 
 
+async def _live_sessions(session: AsyncSession, actor: Actor, services: Services) -> list[Any]:
+    """The actor's sessions that have not ended, as the dashboard lists them."""
+    now = utc_now()
+    rows = await own_sessions(session, actor)
+    views = [describe(row, services.apps, now) for row in rows]
+    return [view for view in views if view.state != "ended"]
+
+
 @router.get("/dashboard", name="dashboard")
 async def dashboard(
     request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep
@@ -258,6 +267,7 @@ async def dashboard(
         "polls": any(not row.badge.is_terminal for row in [*running, *recent]),
         "poll_trigger": "every 3s",
         "templates": await template_links(session, actor),
+        "sessions": await _live_sessions(session, actor, services),
         "clusters": await cluster_views(
             session, list(services.cluster_names), services.settings.poll_interval
         ),

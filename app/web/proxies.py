@@ -10,7 +10,7 @@ with ``--no-proxy-headers``, because uvicorn otherwise believes the header from 
 
 from __future__ import annotations
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.web.settings import WebSettings, get_web_settings, web_settings_of
@@ -85,7 +85,7 @@ def is_operations_request(request: Request) -> bool:
     return get_web_settings(request).is_operations_address(address)
 
 
-def peer_address(request: Request) -> str:
+def peer_address(request: HTTPConnection) -> str:
     """The address that opened the connection, before X-Forwarded-For was applied."""
     peer = getattr(request.state, "peer", None)
     if isinstance(peer, str):

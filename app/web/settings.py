@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Any
 
-from fastapi import Request
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from starlette.requests import HTTPConnection
 
 from app.config import ConfigError, describe_validation_error
 
@@ -60,7 +60,7 @@ def _in_networks(address: str | None, networks: tuple[str, ...]) -> bool:
     return any(client in ipaddress.ip_network(n, strict=False) for n in networks)
 
 
-def get_web_settings(request: Request) -> WebSettings:
+def get_web_settings(request: HTTPConnection) -> WebSettings:
     """The app's WebSettings, read from the environment the first time they are needed."""
     return web_settings_of(request.app)
 

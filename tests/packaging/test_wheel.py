@@ -13,16 +13,18 @@ ROOT = Path(__file__).resolve().parents[2]
 IGNORED = shutil.ignore_patterns("__pycache__")
 
 
-def _assets_in_checkout() -> set[str]:
+def _data_files_in_checkout() -> set[str]:
+    """Every file under app/ that is not Python, through the links to templates and static."""
     found = set()
-    for top, packaged in (("templates", "app/_templates"), ("static", "app/_static")):
-        for path in (ROOT / top).rglob("*"):
-            if path.is_file():
-                found.add(f"{packaged}/{path.relative_to(ROOT / top).as_posix()}")
+    for folder, _, files in os.walk(ROOT / "app", followlinks=True):
+        for name in files:
+            path = Path(folder) / name
+            if path.suffix not in {".py", ".pyc"} and "__pycache__" not in path.parts:
+                found.add(path.relative_to(ROOT).as_posix())
     return found
 
 
-def test_the_wheel_carries_every_template_and_static_file(tmp_path: Path) -> None:
+def test_the_wheel_carries_every_template_static_and_data_file(tmp_path: Path) -> None:
     # Built from a copy: the build leaves build/ and *.egg-info behind in its source.
     source = tmp_path / "source"
     for name in ("app", "templates", "static"):
@@ -34,9 +36,13 @@ def test_the_wheel_carries_every_template_and_static_file(tmp_path: Path) -> Non
     (wheel,) = tmp_path.glob("hpc_portal-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
 
-    assets = _assets_in_checkout()
-    assert "app/_templates/base.html" in assets and "app/_static/css/portal.css" in assets
-    assert assets <= names
+    data = _data_files_in_checkout()
+    assert {"app/_templates/base.html", "app/_static/css/portal.css"} <= data
+    assert {
+        "app/job_templates/site/hello-world.toml",
+        "app/interactive/apps/jupyterlab.toml",
+    } <= data
+    assert sorted(data - names) == []
 
     target = tmp_path / "site"
     install = [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "-t", str(target)]

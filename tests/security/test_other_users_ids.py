@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.v1.schemas import TemplateIn
-from app.models import ApiToken, Job, JobEvent, JobTemplate, Membership, User
+from app.models import ApiToken, InteractiveSession, Job, JobEvent, JobTemplate, Membership, User
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
@@ -29,6 +29,7 @@ from tests.factories import (
     DEFAULT_CLUSTER,
     add_member,
     fake_registry,
+    make_app_session,
     make_job,
     make_project,
     make_template,
@@ -40,8 +41,9 @@ from tests.security.routes import STATE_CHANGING, RouteInfo, all_routes
 SECRET_NAME = "bobs-secret-run-7Q"
 SECRET_SCRIPT = "#!/bin/bash\necho BOB-PRIVATE-SCRIPT-9Z\n"
 SECRET_TEMPLATE = "bobs-private-template-4K"
+SECRET_APP_TOKEN = "bobs-jupyter-secret-Zx81q"
 # Route parameters that name no one's data: a cluster or a log stream is shared by all.
-SHARED_PARAMETERS = {"cluster", "stream", "action", "version"}
+SHARED_PARAMETERS = {"cluster", "stream", "action", "version", "app_name", "path"}
 ALLOWED = {401, 403, 404, 405, 409}
 # Well-formed bodies, so a refusal comes from authorization and not from validation.
 API_BODIES: dict[str, dict[str, Any]] = {
@@ -59,6 +61,8 @@ class Victim:
     template_id: int
     project_id: int
     token_id: int
+    session_id: int
+    session_uuid: str
 
 
 @pytest.fixture
@@ -87,8 +91,14 @@ async def _victim(session: AsyncSession, fake: FakeScheduler) -> Victim:
     created = await tokens.create_token(
         session, await actor_for(session, bob), name="bobs", scopes=["read"], lifetime_days=1
     )
+    running = await make_app_session(
+        session, bob, chemistry, port=40123, secret=SECRET_APP_TOKEN, node="127.0.0.1"
+    )
     await session.commit()
-    return Victim(bob.id, job.id, slurm_id, template.id, chemistry.id, created.token.id)
+    return Victim(
+        bob.id, job.id, slurm_id, template.id, chemistry.id, created.token.id, running.id,
+        running.uuid,
+    )  # fmt: skip
 
 
 async def _attacker_token(session: AsyncSession) -> str:
@@ -118,6 +128,10 @@ def _values(victim: Victim) -> dict[str, str]:
         "stream": "stdout",
         "action": "cancel",
         "cluster": DEFAULT_CLUSTER,
+        "session_id": str(victim.session_id),
+        "session_uuid": victim.session_uuid,
+        "app_name": "jupyterlab",
+        "path": "api/kernels",
     }
 
 
@@ -146,7 +160,8 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession], victim: Vict
         template = await session.get(JobTemplate, victim.template_id)
         token = await session.get(ApiToken, victim.token_id)
         bob = await session.get(User, victim.user_id)
-        assert job and template and token and bob
+        running = await session.get(InteractiveSession, victim.session_id)
+        assert job and template and token and bob and running
         events = await session.scalar(
             select(func.count()).select_from(JobEvent).where(JobEvent.job_id == job.id)
         )
@@ -160,6 +175,7 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession], victim: Vict
             (template.name, template.current_version_id, template.is_archived),
             (token.revoked_at, token.name),
             (bob.is_active, bob.is_site_admin),
+            (running.job.state, running.port, running.secret),
             members,
         )
 
@@ -181,7 +197,8 @@ async def test_no_route_leaks_or_changes_another_users_data(
     problems = []
     for route in attacked:
         response = await _attack(client, route, route.url(_values(victim)), token, csrf)
-        leaked = any(s in response.text for s in (SECRET_NAME, SECRET_SCRIPT, SECRET_TEMPLATE))
+        secrets = (SECRET_NAME, SECRET_SCRIPT, SECRET_TEMPLATE, SECRET_APP_TOKEN)
+        leaked = any(s in response.text for s in secrets)
         if response.status_code not in ALLOWED or leaked:
             problems.append(f"{route.method} {route.path}: {response.status_code} leaked={leaked}")
     assert problems == [], "\n".join(problems)

@@ -263,3 +263,19 @@ def test_production_does_not_start_with_a_misspelt_variable(
         create_app(settings)
 
     assert raised.value.problems[0].startswith("PORTAL_SECURE_COOKIE: not a setting")
+
+
+def test_a_bad_app_definition_stops_start_up_naming_its_file_and_key(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / "desktop.toml").write_text(
+        'name = "desktop"\ntitle = "Desktop"\nscript = "#!/bin/bash\\n"\nready = "/"\n'
+    )
+    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path}/p.db", apps_dir=tmp_path)
+
+    with pytest.raises(ConfigError) as raised:
+        create_app(settings)
+
+    assert raised.value.problems == [
+        f"PORTAL_APPS_DIR: {tmp_path / 'desktop.toml'}: unknown key 'ready'"
+    ]

@@ -12,6 +12,7 @@ from app.api.v1.routes import (
     me,
     projects,
     scripts,
+    sessions,
     tasks,
     templates,
     usage,
@@ -29,6 +30,11 @@ TAGS = [
     },
     {"name": "logs", "description": "A job's output and errors, page by page or followed live."},
     {"name": "usage", "description": "Who used what, for managers and administrators (CSV too)."},
+    {
+        "name": "apps",
+        "description": "Interactive apps (JupyterLab…) launched as jobs; a running session "
+        "opens in a browser signed in to the portal.",
+    },
 ]
 
 
@@ -38,5 +44,6 @@ def operation_id(route: APIRoute) -> str:
 
 
 router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
-for module in (me, projects, clusters, templates, jobs, tasks, scripts, logs, usage):
+for module in (me, projects, clusters, templates, jobs, tasks, scripts, logs, usage, sessions):
     router.include_router(module.router)
+router.include_router(sessions.apps)

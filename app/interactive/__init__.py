@@ -1,0 +1,1 @@
+"""Interactive apps (JupyterLab first) that run as Slurm jobs and are reached through the portal."""

@@ -1,0 +1,236 @@
+"""Interactive sessions: launch an app as a Slurm job, learn where it listens, end it.
+
+A session is a job like any other (it shows in the job list, the poller follows it); the
+session row adds what the proxy needs. Only its owner ever reaches a session: not a project
+manager, not a site admin, because the app runs as its owner with the owner's files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid as uuids
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import NotFound, ValidationFailed
+from app.interactive.definitions import AppDefinition, Number
+from app.jobs import states
+from app.jobs.requests import JobRequest
+from app.models import InteractiveSession, Job
+from app.users.actor import Actor
+
+SessionState = Literal["queued", "starting", "running", "ended"]
+BASE_PATH = "/apps/sessions/{uuid}/"
+# Module names as Lmod and Environment Modules write them (python/3.11, gcc-12.2.0+cuda).
+MODULE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+/-]{0,99}$")
+PATH = re.compile(r"^/[^\x00-\x1f]{0,1023}$")
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchForm:
+    """What a launch form holds; ``None`` numbers take the definition's defaults."""
+
+    project_id: int
+    cores: int | None = None
+    memory_gb: int | None = None
+    time_minutes: int | None = None
+    gpus: int | None = None
+    partition: str | None = None
+    work_dir: str | None = None
+    modules: str = ""
+    venv: str = ""
+
+    def with_defaults(self, definition: AppDefinition) -> LaunchForm:
+        form = definition.form
+        return dataclasses.replace(
+            self,
+            cores=form.cores.default if self.cores is None else self.cores,
+            memory_gb=form.memory_gb.default if self.memory_gb is None else self.memory_gb,
+            time_minutes=form.time_minutes.default
+            if self.time_minutes is None
+            else self.time_minutes,
+            gpus=form.gpus.default if self.gpus is None else self.gpus,
+            modules=self.modules.strip() or form.modules.default,
+            venv=self.venv.strip() or form.venv.default,
+        )
+
+
+def _number_problem(value: int | None, limits: Number, unit: str) -> str | None:
+    if value is None or limits.min <= value <= limits.max:
+        return None
+    return f"choose {limits.min} to {limits.max} {unit}"
+
+
+def check_form(definition: AppDefinition, form: LaunchForm) -> None:
+    """ValidationFailed naming each field outside what the app allows."""
+    limits = definition.form
+    problems = {
+        "cores": _number_problem(form.cores, limits.cores, "cores"),
+        "memory_gb": _number_problem(form.memory_gb, limits.memory_gb, "GB"),
+        "time_minutes": _number_problem(form.time_minutes, limits.time_minutes, "minutes"),
+        "gpus": _number_problem(form.gpus, limits.gpus, "GPUs"),
+    }
+    if not all(MODULE.match(word) for word in form.modules.split()):
+        problems["modules"] = "module names only (letters, digits and ._+/-), separated by spaces"
+    for field, path in (("venv", form.venv), ("work_dir", form.work_dir or "")):
+        if path and not PATH.match(path):
+            problems[field] = "an absolute path on the cluster, e.g. /home/you/envs/lab"
+    shown = {field: problem for field, problem in problems.items() if problem}
+    if shown:
+        raise ValidationFailed("Some values are not valid for this app.", fields=shown)
+
+
+def session_folder(home: str, session_uuid: str) -> str:
+    return f"{home.rstrip('/')}/.hpcportal/sessions/{session_uuid}"
+
+
+def job_request(
+    definition: AppDefinition, form: LaunchForm, session_uuid: str, home: str
+) -> JobRequest:
+    """The job that runs the app: the definition's script as it is, the form in its environment."""
+    folder = session_folder(home, session_uuid)
+    work_dir = form.work_dir or home
+    environment = {
+        "PORTAL_APP_BASE_URL": BASE_PATH.format(uuid=session_uuid),
+        "PORTAL_APP_CONNECTION": f"{folder}/connection.json",
+        "PORTAL_APP_WORK_DIR": work_dir,
+        "PORTAL_APP_MODULES": form.modules,
+        "PORTAL_APP_VENV": form.venv,
+    }
+    return JobRequest(
+        project_id=form.project_id,
+        script=definition.script,
+        name=f"{definition.name} session",
+        partition=form.partition,
+        time_limit_minutes=form.time_minutes,
+        nodes=1,
+        ntasks=1,
+        cpus_per_task=form.cores,
+        memory_mb=None if form.memory_gb is None else form.memory_gb * 1024,
+        gpus=form.gpus or None,
+        work_dir=work_dir,
+        stdout_path=f"{folder}/output.log",
+        environment=environment,
+    )
+
+
+def new_session(
+    actor: Actor, definition: AppDefinition, form: LaunchForm, job: Job, session_uuid: str
+) -> InteractiveSession:
+    values: dict[str, Any] = {
+        key: value for key, value in dataclasses.asdict(form).items() if value not in (None, "")
+    }
+    return InteractiveSession(
+        uuid=session_uuid,
+        owner_user_id=actor.user_id,
+        job_id=job.id,
+        app=definition.name,
+        values=values,
+    )
+
+
+def new_uuid() -> str:
+    return str(uuids.uuid4())
+
+
+def state_of(row: InteractiveSession) -> SessionState:
+    job_state = row.job.state
+    if states.is_terminal(job_state):
+        return "ended"
+    if job_state != states.RUNNING:
+        return "queued"
+    return "running" if row.ready_at is not None else "starting"
+
+
+async def own_sessions(session: AsyncSession, actor: Actor) -> list[InteractiveSession]:
+    query = (
+        select(InteractiveSession)
+        .where(InteractiveSession.owner_user_id == actor.user_id)
+        .order_by(InteractiveSession.id.desc())
+    )
+    return list((await session.scalars(query)).unique())
+
+
+async def own_session(session: AsyncSession, actor: Actor, session_id: int) -> InteractiveSession:
+    """The actor's own session; anyone else's (an admin's included) is not found."""
+    row = await session.get(InteractiveSession, session_id)
+    if row is None or row.owner_user_id != actor.user_id:
+        raise NotFound("No such session.")
+    return row
+
+
+async def own_session_by_uuid(
+    session: AsyncSession, actor: Actor, session_uuid: str
+) -> InteractiveSession:
+    """The actor's session named in a proxied path; anyone else's is not found."""
+    query = select(InteractiveSession).where(
+        InteractiveSession.uuid == session_uuid[:36],
+        InteractiveSession.owner_user_id == actor.user_id,
+    )
+    row = (await session.scalars(query)).unique().one_or_none()
+    if row is None:
+        raise NotFound("No such session.")
+    return row
+
+
+def relaunch_form(row: InteractiveSession) -> LaunchForm:
+    """The form a session was launched with, for "Relaunch with the same values"."""
+    known = {field.name for field in dataclasses.fields(LaunchForm)}
+    values: Mapping[str, Any] = {k: v for k, v in row.values.items() if k in known}
+    return LaunchForm(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionView:
+    """A session as both surfaces show it; the secret is not part of it."""
+
+    id: int
+    uuid: str
+    app: str
+    title: str
+    state: SessionState
+    job_id: int
+    slurm_job_id: str | None
+    node: str | None
+    created_at: datetime
+    started_at: datetime | None
+    seconds_left: int | None
+    values: Mapping[str, Any]
+
+    @property
+    def connect_path(self) -> str | None:
+        return BASE_PATH.format(uuid=self.uuid) if self.state == "running" else None
+
+
+def seconds_left(row: InteractiveSession, now: datetime) -> int | None:
+    job = row.job
+    if states.is_terminal(job.state) or job.started_at is None or not job.time_limit_minutes:
+        return None
+    ends = job.started_at + timedelta(minutes=job.time_limit_minutes)
+    return max(0, int((ends - now).total_seconds()))
+
+
+def describe(
+    row: InteractiveSession, definitions: Mapping[str, AppDefinition], now: datetime
+) -> SessionView:
+    definition = definitions.get(row.app)
+    return SessionView(
+        id=row.id,
+        uuid=row.uuid,
+        app=row.app,
+        title=definition.title if definition else row.app,
+        state=state_of(row),
+        job_id=row.job_id,
+        slurm_job_id=row.job.slurm_job_id,
+        node=row.job.node_list,
+        created_at=row.created_at,
+        started_at=row.job.started_at,
+        seconds_left=seconds_left(row, now),
+        values=dict(row.values),
+    )

@@ -1,0 +1,164 @@
+"""Interactive apps: the launch forms and the sessions page (the proxy is app_proxy.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import FormData
+
+from app.deps import SessionDep
+from app.errors import NotFound, ValidationFailed
+from app.interactive import service
+from app.interactive.definitions import AppDefinition
+from app.interactive.sessions import LaunchForm, describe, own_session, own_sessions, relaunch_form
+from app.models import utc_now
+from app.params import PathId
+from app.users.actor import Actor
+from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router, web_origin
+from app.web.choices import actor_projects
+from app.web.views import page, redirect
+from app.wiring import services_of
+
+router = csrf_protected_router()
+NUMBERS = ("cores", "memory_gb", "time_minutes", "gpus")
+TEXTS = ("partition", "work_dir", "modules", "venv")
+# While a session waits for its node or its server, the list looks again this often.
+REFRESH_EVERY = "every 3s"
+
+
+def _definition(request: Request, app_name: str) -> AppDefinition:
+    definition = services_of(request.app).apps.get(app_name)
+    if definition is None:
+        raise NotFound("No such app.")
+    return definition
+
+
+async def _refreshed(request: Request, session: AsyncSession, actor: Actor) -> list[Any]:
+    """The actor's sessions, each starting one asked once whether its server answers."""
+    services = services_of(request.app)
+    rows = await own_sessions(session, actor)
+    await service.refresh_all(
+        session, actor, rows, services.apps, services.schedulers, services.http
+    )
+    now = utc_now()
+    return [describe(row, services.apps, now) for row in rows]
+
+
+@router.get("/apps", name="apps")
+async def apps_page(
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep
+) -> Response:
+    views = await _refreshed(request, session, actor)
+    waiting = any(view.state in ("queued", "starting") for view in views)
+    context = {
+        "apps": sorted(services_of(request.app).apps.values(), key=lambda a: a.title),
+        "sessions": views,
+        "poll_trigger": REFRESH_EVERY if waiting else None,
+    }
+    block = "app_sessions" if request.query_params.get("fragment") == "sessions" else None
+    return page(request, web, "apps/index.html", context, block=block)
+
+
+async def _form_page(
+    request: Request,
+    session: AsyncSession,
+    web: WebContext,
+    actor: Actor,
+    definition: AppDefinition,
+    values: dict[str, Any],
+    errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    context = {
+        "app": definition,
+        "projects": await actor_projects(session, actor),
+        "values": values,
+        "errors": errors or {},
+    }
+    return page(request, web, "apps/launch.html", context, status_code=status_code)
+
+
+def _initial(definition: AppDefinition, form: LaunchForm | None) -> dict[str, Any]:
+    filled = (form or LaunchForm(project_id=0)).with_defaults(definition)
+    values = {name: getattr(filled, name) for name in (*NUMBERS, *TEXTS)}
+    values["project_id"] = filled.project_id or ""
+    return {key: "" if value is None else value for key, value in values.items()}
+
+
+@router.get("/apps/{app_name}", name="app_launch")
+async def launch_form(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    app_name: str,
+    relaunch: int | None = None,
+) -> Response:
+    definition = _definition(request, app_name)
+    earlier = None
+    if relaunch is not None:
+        earlier = relaunch_form(await own_session(session, actor, relaunch))
+    return await _form_page(request, session, web, actor, definition, _initial(definition, earlier))
+
+
+def _read_form(form: FormData) -> tuple[LaunchForm | None, dict[str, Any], dict[str, str]]:
+    values = {name: str(form.get(name, "")).strip() for name in ("project_id", *NUMBERS, *TEXTS)}
+    errors: dict[str, str] = {}
+    numbers: dict[str, int | None] = {}
+    for name in ("project_id", *NUMBERS):
+        raw = values[name]
+        if raw and not raw.isdigit():
+            errors[name] = "enter a whole number"
+        numbers[name] = int(raw) if raw.isdigit() else None
+    if numbers["project_id"] is None:
+        errors.setdefault("project_id", "choose the project to charge")
+    if errors:
+        return None, values, errors
+    texts = {name: values[name] for name in TEXTS}
+    launch = LaunchForm(
+        project_id=numbers.pop("project_id") or 0,
+        partition=texts["partition"] or None,
+        work_dir=texts["work_dir"] or None,
+        modules=texts["modules"],
+        venv=texts["venv"],
+        **numbers,
+    )
+    return launch, values, errors
+
+
+@router.post("/apps/{app_name}", name="app_launch_post")
+async def launch(
+    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, app_name: str
+) -> Response:
+    definition = _definition(request, app_name)
+    form, values, errors = _read_form(await request.form())
+    try:
+        if form is None:
+            raise ValidationFailed("Some values are not valid.", fields=errors)
+        services = services_of(request.app)
+        home = await service.home_for(
+            session, actor, form.project_id, services.clusters, services.schedulers
+        )
+        jobs = services.jobs
+        await service.launch(
+            session, actor, jobs, definition, form, home, origin=web_origin(request)
+        )
+    except ValidationFailed as error:
+        shown = dict(error.fields or {}) or {"form": error.detail}
+        return await _form_page(
+            request, session, web, actor, definition, values, shown, status_code=422
+        )
+    return redirect(request, str(request.url_for("apps")))
+
+
+@router.post("/apps/sessions/{session_id:int}/end", name="app_session_end")
+async def end_session(
+    request: Request, session: SessionDep, actor: CurrentUser, session_id: PathId
+) -> Response:
+    row = await own_session(session, actor, session_id)
+    jobs = services_of(request.app).jobs
+    await service.end(jobs, actor, row, origin=web_origin(request))
+    return redirect(request, str(request.url_for("apps")))

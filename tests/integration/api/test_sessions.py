@@ -1,0 +1,124 @@
+"""The apps and sessions API with the in-memory scheduler: launch, refusals, owner only, end."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.poller.cycle import poll_cluster_once
+from app.scheduler.fake import FakeScheduler
+from app.scheduler.states import JobState
+from tests.factories import DEFAULT_CLUSTER
+from tests.integration.api.conftest import issue_token
+from tests.world import World
+
+
+async def test_the_apps_are_listed_with_their_limits(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.alice, ("read",))
+
+    body = (await client.get("/api/v1/apps", headers=headers)).json()
+
+    assert [app["name"] for app in body] == ["jupyterlab"]
+    assert body[0]["form"]["cores"] == {"default": 1, "min": 1, "max": 16}
+    assert body[0]["form"]["gpus"]["max"] == 0
+
+
+async def test_a_launch_is_a_job_of_the_user_and_its_session_is_theirs_alone(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    scheduler: FakeScheduler,
+) -> None:
+    alice = await issue_token(session, world.alice)
+    body = {"app": "jupyterlab", "project_id": world.physics.id, "cores": 1, "memory_gb": 1}
+
+    launched = await client.post("/api/v1/sessions", json=body, headers=alice)
+
+    assert launched.status_code == 201, launched.text
+    created = launched.json()
+    assert (created["state"], created["connect_url"], created["values"]["cores"]) == (
+        "queued",
+        None,
+        1,
+    )
+    (spec,) = scheduler.specs.values()
+    assert (spec.cpus_per_task, spec.memory_mb, spec.time_limit) == (1, 1024, 60)
+    job = (await client.get(f"/api/v1/jobs/{created['job_id']}", headers=alice)).json()
+    assert job["owner_user_id"] == world.alice.id
+    for other in (world.carol, world.admin):
+        scopes = ("read", "submit", "admin") if other.is_site_admin else ("read", "submit")
+        headers = await issue_token(session, other, scopes)
+        url = f"/api/v1/sessions/{created['id']}"
+        assert (await client.get(url, headers=headers)).status_code == 404
+        assert (await client.delete(url, headers=headers)).status_code == 404
+        assert (await client.get("/api/v1/sessions", headers=headers)).json() == []
+
+
+async def test_a_running_session_gives_its_connect_url_once_the_app_answers(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    scheduler: FakeScheduler,
+) -> None:
+    alice = await issue_token(session, world.alice)
+    body = {"app": "jupyterlab", "project_id": world.physics.id}
+    created = (await client.post("/api/v1/sessions", json=body, headers=alice)).json()
+    (slurm_id,) = scheduler.jobs
+    scheduler.start(slurm_id)
+    scheduler.set_state(slurm_id, JobState.RUNNING, nodes="127.0.0.1")
+    await poll_cluster_once(sessionmaker, DEFAULT_CLUSTER, scheduler)
+    (spec,) = scheduler.specs.values()
+    record = {"port": 9, "secret": "x" * 20}  # nothing listens: the server is "starting"
+    scheduler.files[spec.environment["PORTAL_APP_CONNECTION"]] = json.dumps(record).encode()
+
+    found = (await client.get(f"/api/v1/sessions/{created['id']}", headers=alice)).json()
+
+    assert found["state"] == "starting" and found["connect_url"] is None
+    assert found["node"] == "127.0.0.1" and found["seconds_left"] is not None
+
+
+async def test_values_outside_the_apps_limits_are_refused_by_field(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    alice = await issue_token(session, world.alice)
+    body = {"app": "jupyterlab", "project_id": world.physics.id, "cores": 64, "gpus": 1}
+
+    refused = await client.post("/api/v1/sessions", json=body, headers=alice)
+    unknown = await client.post(
+        "/api/v1/sessions", json={"app": "rstudio", "project_id": 1}, headers=alice
+    )
+    elsewhere = await client.post(
+        "/api/v1/sessions",
+        json={"app": "jupyterlab", "project_id": world.chemistry.id},
+        headers=alice,
+    )
+
+    assert refused.status_code == 422
+    assert refused.json()["fields"] == {
+        "cores": "choose 1 to 16 cores",
+        "gpus": "choose 0 to 0 GPUs",
+    }
+    assert (unknown.status_code, unknown.json()["detail"]) == (404, "No app named rstudio.")
+    assert elsewhere.status_code == 422 and "project_id" in elsewhere.json()["fields"]
+    assert scheduler.specs == {}
+
+
+async def test_ending_a_session_cancels_its_job(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    alice = await issue_token(session, world.alice)
+    body = {"app": "jupyterlab", "project_id": world.physics.id}
+    created = (await client.post("/api/v1/sessions", json=body, headers=alice)).json()
+    (slurm_id,) = scheduler.jobs
+    scheduler.start(slurm_id)
+
+    ended = await client.delete(f"/api/v1/sessions/{created['id']}", headers=alice)
+
+    assert ended.status_code == 200, ended.text
+    assert scheduler.jobs[slurm_id].state is JobState.CANCELLED

@@ -1,0 +1,120 @@
+"""The interactive apps pages with the in-memory scheduler: launch form, refusals at the
+field, the sessions table, owner-only actions."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.job_templates import choices
+from app.models import InteractiveSession
+from app.scheduler.fake import FakeScheduler
+from app.scheduler.registry import SchedulerRegistry
+from app.scheduler.states import JobState
+from tests.factories import fake_registry
+from tests.integration.web.conftest import csrf_from, sign_in
+from tests.world import World
+
+
+@pytest.fixture
+def fake() -> FakeScheduler:
+    choices._cache.clear()
+    return FakeScheduler(accounts={"alice": ["physics"], "carol": ["physics"]})
+
+
+@pytest.fixture
+def registry(fake: FakeScheduler) -> SchedulerRegistry:
+    return fake_registry(fake)
+
+
+def _form(world: World, csrf: str, **changes: str) -> dict[str, str]:
+    form = {"csrf_token": csrf, "project_id": str(world.physics.id), "cores": "1"}
+    form |= {"memory_gb": "1", "time_minutes": "30", "modules": "", "venv": ""}
+    return form | changes
+
+
+async def test_the_apps_page_lists_jupyterlab_and_its_form_has_the_apps_defaults(
+    client: httpx.AsyncClient, world: World
+) -> None:
+    await sign_in(client, "alice")
+
+    listing = await client.get("/apps")
+    form = await client.get("/apps/jupyterlab")
+
+    assert listing.status_code == 200 and '/apps/jupyterlab">JupyterLab</a>' in listing.text
+    assert "You have no sessions yet." in listing.text
+    assert form.status_code == 200
+    assert 'name="cores" type="number" inputmode="numeric" min="1" max="16"' in form.text
+    assert 'id="time_minutes"' in form.text and 'value="60"' in form.text
+    assert 'name="gpus"' not in form.text  # JupyterLab asks for none
+    assert (await client.get("/apps/no-such-app")).status_code == 404
+
+
+async def test_a_launch_outside_the_apps_limits_is_refused_at_the_field(
+    client: httpx.AsyncClient, world: World, fake: FakeScheduler
+) -> None:
+    csrf = await sign_in(client, "alice")
+
+    response = await client.post("/apps/jupyterlab", data=_form(world, csrf, cores="64"))
+
+    assert response.status_code == 422
+    assert '<p class="field-error" id="cores-error">choose 1 to 16 cores</p>' in response.text
+    assert 'value="64"' in response.text and fake.specs == {}
+
+
+async def test_a_launch_submits_the_job_and_the_session_waits_for_its_node(
+    client: httpx.AsyncClient,
+    world: World,
+    fake: FakeScheduler,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    csrf = await sign_in(client, "alice")
+
+    response = await client.post("/apps/jupyterlab", data=_form(world, csrf))
+    listing = await client.get("/apps")
+
+    assert response.status_code == 303 and response.headers["location"].endswith("/apps")
+    (spec,) = fake.specs.values()
+    assert (spec.cpus_per_task, spec.memory_mb, spec.time_limit) == (1, 1024, 30)
+    assert "Waiting for a node" in listing.text and 'hx-trigger="every 3s"' in listing.text
+    dashboard = await client.get("/dashboard")
+    assert "<strong>JupyterLab</strong>:" in dashboard.text
+    assert "waiting for a node" in dashboard.text
+    async with sessionmaker() as session:
+        (row,) = (await session.scalars(select(InteractiveSession))).unique()
+    assert f'/apps/jupyterlab?relaunch={row.id}"' in listing.text
+    relaunch = await client.get(f"/apps/jupyterlab?relaunch={row.id}")
+    assert 'id="memory_gb" name="memory_gb"' in relaunch.text and 'value="30"' in relaunch.text
+
+
+async def test_only_the_owner_sees_and_ends_a_session(
+    client: httpx.AsyncClient,
+    world: World,
+    fake: FakeScheduler,
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    csrf = await sign_in(client, "alice")
+    await client.post("/apps/jupyterlab", data=_form(world, csrf))
+    async with sessionmaker() as session:
+        (row,) = (await session.scalars(select(InteractiveSession))).unique()
+    (slurm_id,) = fake.jobs
+    fake.start(slurm_id)
+
+    for other in ("carol", "admin"):
+        other_csrf = await sign_in(client, other)
+        assert "You have no sessions yet." in (await client.get("/apps")).text
+        ended = await client.post(f"/apps/sessions/{row.id}/end", data={"csrf_token": other_csrf})
+        assert ended.status_code == 404
+        relaunch = await client.get(f"/apps/jupyterlab?relaunch={row.id}")
+        assert relaunch.status_code == 404
+    assert fake.jobs[slurm_id].state is JobState.RUNNING
+
+    csrf = await sign_in(client, "alice")
+    page = await client.get("/apps")
+    ended = await client.post(
+        f"/apps/sessions/{row.id}/end", data={"csrf_token": csrf_from(page.text)}
+    )
+    assert ended.status_code == 303
+    assert fake.jobs[slurm_id].state is JobState.CANCELLED
