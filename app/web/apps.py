@@ -25,8 +25,10 @@ from app.wiring import services_of
 router = csrf_protected_router()
 NUMBERS = ("cores", "memory_gb", "time_minutes", "gpus")
 TEXTS = ("partition", "work_dir", "modules", "venv")
-# While a session waits for its node or its server, the list looks again this often.
-REFRESH_EVERY = "every 3s"
+# While a session waits for its node or its server, the list looks again this often; while
+# one runs, less often (its time left, and its end once the job has ended).
+REFRESH_WAITING = "every 3s"
+REFRESH_RUNNING = "every 10s"
 
 
 def _definition(request: Request, app_name: str) -> AppDefinition:
@@ -47,16 +49,21 @@ async def _refreshed(request: Request, session: AsyncSession, actor: Actor) -> l
     return [describe(row, services.apps, now) for row in rows]
 
 
+def _refresh_trigger(states: set[str]) -> str | None:
+    if states & {"queued", "starting"}:
+        return REFRESH_WAITING
+    return REFRESH_RUNNING if "running" in states else None
+
+
 @router.get("/apps", name="apps")
 async def apps_page(
     request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep
 ) -> Response:
     views = await _refreshed(request, session, actor)
-    waiting = any(view.state in ("queued", "starting") for view in views)
     context = {
         "apps": sorted(services_of(request.app).apps.values(), key=lambda a: a.title),
         "sessions": views,
-        "poll_trigger": REFRESH_EVERY if waiting else None,
+        "poll_trigger": _refresh_trigger({view.state for view in views}),
     }
     block = "app_sessions" if request.query_params.get("fragment") == "sessions" else None
     return page(request, web, "apps/index.html", context, block=block)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates import choices
-from app.models import InteractiveSession
+from app.models import InteractiveSession, Job, utc_now
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.states import JobState
-from tests.factories import fake_registry
+from tests.factories import fake_registry, make_app_session
 from tests.integration.web.conftest import csrf_from, sign_in
 from tests.world import World
 
@@ -118,3 +118,35 @@ async def test_only_the_owner_sees_and_ends_a_session(
     )
     assert ended.status_code == 303
     assert fake.jobs[slurm_id].state is JobState.CANCELLED
+
+
+async def test_the_sessions_list_refreshes_as_a_fragment_while_a_session_runs(
+    client: httpx.AsyncClient, world: World, session: AsyncSession
+) -> None:
+    await make_app_session(session, world.alice, world.physics, state="running")
+    await session.commit()
+    await sign_in(client, "alice")
+
+    fragment = await client.get("/apps?fragment=sessions")
+
+    assert fragment.status_code == 200
+    assert fragment.text.lstrip().startswith('<section class="panel"')
+    assert "Starting the server…" in fragment.text and 'hx-trigger="every 3s"' in fragment.text
+
+
+async def test_a_running_session_is_looked_at_less_often_and_an_ended_one_not_at_all(
+    client: httpx.AsyncClient, world: World, session: AsyncSession
+) -> None:
+    running = await make_app_session(
+        session, world.alice, world.physics, port=5, secret="x" * 20, ready_at=utc_now()
+    )
+    await session.commit()
+    await sign_in(client, "alice")
+
+    while_running = await client.get("/apps?fragment=sessions")
+    await session.execute(update(Job).where(Job.id == running.job_id).values(state="cancelled"))
+    await session.commit()
+    once_ended = await client.get("/apps?fragment=sessions")
+
+    assert 'hx-trigger="every 10s"' in while_running.text and "Connect" in while_running.text
+    assert "hx-trigger" not in once_ended.text and "Ended" in once_ended.text
