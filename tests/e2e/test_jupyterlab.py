@@ -1,0 +1,114 @@
+"""JupyterLab in a real browser: launched from the Interactive apps page on the real cluster,
+opened with Connect through the portal's proxy, a notebook cell run; nobody else gets in;
+ending the session ends its Slurm job."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
+
+from tests.dev_apps import wait_for_jupyterlab
+from tests.e2e.conftest import LiveServer
+from tests.e2e.test_jobs_flow import sign_in
+from tests.slurm_versions import HOST_VERSION
+
+pytestmark = [pytest.mark.browser, pytest.mark.slurm, pytest.mark.slow]
+
+START_DEADLINE_MS = 180_000
+NOTEBOOK_DEADLINE_MS = 90_000
+
+
+def _launch(page: Any, screenshots: Path) -> None:
+    page.goto("/dashboard")
+    page.get_by_role("link", name="Interactive apps").click()
+    page.get_by_role("link", name="JupyterLab").click()
+    page.fill("#cores", "1")
+    page.fill("#memory_gb", "1")
+    page.fill("#time_minutes", "30")
+    page.screenshot(path=screenshots / "apps-launch-form.png", full_page=True)
+    page.get_by_role("button", name="Launch").click()
+    page.wait_for_url(re.compile(r".*/apps$"))
+    expect(page.locator("#sessions-table .session-state").first).to_have_text(
+        re.compile("Waiting for a node|Starting the server|Running")
+    )
+
+
+def _run_cell(lab: Any, screenshots: Path) -> None:
+    # JupyterLab reopens what alice had open in earlier sessions; ?reset shows the launcher.
+    lab.goto(lab.url.split("?")[0] + "?reset")
+    lab.locator('.jp-LauncherCard[data-category="Notebook"]').first.click(
+        timeout=NOTEBOOK_DEADLINE_MS
+    )
+    choose = lab.get_by_role("button", name="Select", exact=True)
+    with contextlib.suppress(PlaywrightTimeout):
+        choose.click(timeout=5_000)
+    editor = lab.locator(".jp-Notebook .jp-Cell .cm-content").first
+    editor.click(timeout=NOTEBOOK_DEADLINE_MS)
+    editor.type("print(6*7)")
+    lab.keyboard.press("Shift+Enter")
+    output = lab.locator(".jp-OutputArea-output").first
+    expect(output).to_have_text(re.compile(r"^\s*42\s*$"), timeout=NOTEBOOK_DEADLINE_MS)
+
+
+def _slurm_job_state(job_id: str) -> str:
+    found = subprocess.run(
+        ["squeue", "-h", "-j", job_id, "-o", "%T"], capture_output=True, text=True, check=False
+    )
+    return found.stdout.strip()
+
+
+def test_alice_runs_a_notebook_cell_in_jupyterlab_through_the_portal(
+    browser: Any, live_server: LiveServer, screenshots: Path
+) -> None:
+    wait_for_jupyterlab(HOST_VERSION)
+    alice = browser.new_context(
+        base_url=live_server.base_url, viewport={"width": 1366, "height": 900}
+    )
+    page = alice.new_page()
+    sign_in(page)
+    _launch(page, screenshots)
+    connect = page.get_by_role("link", name="Connect")
+    expect(connect).to_be_visible(timeout=START_DEADLINE_MS)
+    page.screenshot(path=screenshots / "apps-session-running.png", full_page=True)
+    session_url = connect.get_attribute("href")
+    slurm_job = page.locator("#sessions-table td a").first.inner_text().strip()
+    with alice.expect_page() as opened:
+        connect.click()
+    lab = opened.value
+    try:
+        _run_cell(lab, screenshots)
+    finally:
+        lab.screenshot(path=screenshots / "jupyterlab-notebook.png")
+
+    carol = browser.new_context(base_url=live_server.base_url)
+    other = carol.new_page()
+    sign_in(other, "carol")
+    assert other.goto(session_url).status == 404
+    assert httpx.get(f"{live_server.base_url}{session_url}").status_code == 303
+    carol.close()
+
+    lab.close()
+    page.bring_to_front()
+    page.get_by_role("button", name="End the JupyterLab session").click()
+    expect(page.locator("#sessions-table .session-state").first).to_have_text(
+        "Ended", timeout=60_000
+    )
+    deadline = time.monotonic() + 30
+    while _slurm_job_state(slurm_job) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert _slurm_job_state(slurm_job) == ""
+    page.screenshot(path=screenshots / "apps-session-ended.png", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto("/apps/jupyterlab")
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
+    page.screenshot(path=screenshots / "apps-launch-phone.png", full_page=True)
+    alice.close()
