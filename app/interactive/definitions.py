@@ -25,6 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from app.scheduler.config import file_problems
+
 SHIPPED_DIR = Path(__file__).resolve().parent / "apps"
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
@@ -89,25 +91,11 @@ class AppDefinition(Strict):
         return self
 
 
-def _problems(path: Path, error: ValidationError) -> str:
-    problems = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"])
-        if item["type"] == "extra_forbidden":
-            problems.append(f"unknown key {where!r}")
-        elif item["type"] == "missing":
-            problems.append(f"missing {where}")
-        else:
-            message = str(item["msg"]).removeprefix("Value error, ")
-            problems.append(f"{where}: {message}" if where else message)
-    return f"{path}: " + "; ".join(problems)
-
-
 def definition_from_mapping(path: Path, raw: Mapping[str, Any]) -> AppDefinition:
     try:
         definition = AppDefinition.model_validate(dict(raw))
     except ValidationError as error:
-        raise DefinitionError(_problems(path, error)) from None
+        raise DefinitionError(f"{path}: {file_problems(error)}") from None
     if definition.name != path.stem:
         raise DefinitionError(f"{path}: name {definition.name!r} differs from the file's name")
     return definition

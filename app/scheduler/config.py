@@ -93,7 +93,8 @@ class _ClusterEntry(BaseModel):
         return self
 
 
-def _problems(name: str, error: ValidationError) -> str:
+def file_problems(error: ValidationError) -> str:
+    """An operator file's validation errors in one line, each key named by its path."""
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"])
@@ -104,7 +105,7 @@ def _problems(name: str, error: ValidationError) -> str:
         else:
             message = str(item["msg"]).removeprefix("Value error, ")
             problems.append(f"{where}: {message}" if where else message)
-    return f"cluster {name!r}: " + "; ".join(problems)
+    return "; ".join(problems)
 
 
 def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
@@ -112,7 +113,7 @@ def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
     try:
         entry = _ClusterEntry.model_validate(dict(raw))
     except ValidationError as error:
-        raise ClusterConfigError(_problems(name, error)) from None
+        raise ClusterConfigError(f"cluster {name!r}: {file_problems(error)}") from None
     return ClusterConfig(
         name=name,
         transport=entry.transport,

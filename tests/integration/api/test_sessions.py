@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -13,6 +14,17 @@ from app.scheduler.states import JobState
 from tests.factories import DEFAULT_CLUSTER
 from tests.integration.api.conftest import issue_token
 from tests.world import World
+
+
+async def _launched(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, **fields: object
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Alice's token and the session she launched with ``fields``."""
+    alice = await issue_token(session, world.alice)
+    body = {"app": "jupyterlab", "project_id": world.physics.id, **fields}
+    launched = await client.post("/api/v1/sessions", json=body, headers=alice)
+    assert launched.status_code == 201, launched.text
+    return alice, launched.json()
 
 
 async def test_the_apps_are_listed_with_their_limits(
@@ -34,13 +46,8 @@ async def test_a_launch_is_a_job_of_the_user_and_its_session_is_theirs_alone(
     world: World,
     scheduler: FakeScheduler,
 ) -> None:
-    alice = await issue_token(session, world.alice)
-    body = {"app": "jupyterlab", "project_id": world.physics.id, "cores": 1, "memory_gb": 1}
+    alice, created = await _launched(client, session, world, cores=1, memory_gb=1)
 
-    launched = await client.post("/api/v1/sessions", json=body, headers=alice)
-
-    assert launched.status_code == 201, launched.text
-    created = launched.json()
     assert (created["state"], created["connect_url"], created["values"]["cores"]) == (
         "queued",
         None,
@@ -66,9 +73,7 @@ async def test_a_running_session_gives_its_connect_url_once_the_app_answers(
     world: World,
     scheduler: FakeScheduler,
 ) -> None:
-    alice = await issue_token(session, world.alice)
-    body = {"app": "jupyterlab", "project_id": world.physics.id}
-    created = (await client.post("/api/v1/sessions", json=body, headers=alice)).json()
+    alice, created = await _launched(client, session, world)
     (slurm_id,) = scheduler.jobs
     scheduler.start(slurm_id)
     scheduler.set_state(slurm_id, JobState.RUNNING, nodes="127.0.0.1")
@@ -112,9 +117,7 @@ async def test_values_outside_the_apps_limits_are_refused_by_field(
 async def test_ending_a_session_cancels_its_job(
     client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
 ) -> None:
-    alice = await issue_token(session, world.alice)
-    body = {"app": "jupyterlab", "project_id": world.physics.id}
-    created = (await client.post("/api/v1/sessions", json=body, headers=alice)).json()
+    alice, created = await _launched(client, session, world)
     (slurm_id,) = scheduler.jobs
     scheduler.start(slurm_id)
 

@@ -67,6 +67,33 @@ async def _running_on(
     await poll_cluster_once(sessionmaker, DEFAULT_CLUSTER, fake, grace=NO_WAIT)
 
 
+@pytest.fixture
+async def started(
+    session: AsyncSession,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    jobs: JobService,
+    fake: FakeScheduler,
+) -> InteractiveSession:
+    """A session whose job Slurm now runs on c7."""
+    return await _started(session, sessionmaker, world, jobs, fake)
+
+
+async def _started(
+    session: AsyncSession,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    jobs: JobService,
+    fake: FakeScheduler,
+    node: str = "c7",
+) -> InteractiveSession:
+    """A session whose job Slurm now runs on ``node``, as the poller recorded it."""
+    row = await _launch(session, world, jobs)
+    await _running_on(sessionmaker, fake, node)
+    await session.refresh(row, ["job"])
+    return row
+
+
 async def test_a_launch_submits_the_apps_script_as_it_is_with_the_form_in_its_environment(
     session: AsyncSession, world: World, jobs: JobService, fake: FakeScheduler
 ) -> None:
@@ -126,15 +153,9 @@ async def test_values_outside_what_the_app_allows_are_refused_before_anything_is
 
 
 async def test_the_session_runs_once_its_file_is_there_and_the_app_answers(
-    session: AsyncSession,
-    sessionmaker: async_sessionmaker[AsyncSession],
-    world: World,
-    jobs: JobService,
-    fake: FakeScheduler,
+    started: InteractiveSession, fake: FakeScheduler
 ) -> None:
-    row = await _launch(session, world, jobs)
-    await _running_on(sessionmaker, fake, "c7")
-    await session.refresh(row, ["job"])
+    row = started
     seen: list[httpx.Request] = []
     async with answering(200, seen) as client:
         await service.refresh(row, JUPYTER, fake, "alice", client, utc_now())
@@ -153,15 +174,9 @@ async def test_the_session_runs_once_its_file_is_there_and_the_app_answers(
 
 
 async def test_an_app_that_does_not_answer_yet_keeps_the_session_starting(
-    session: AsyncSession,
-    sessionmaker: async_sessionmaker[AsyncSession],
-    world: World,
-    jobs: JobService,
-    fake: FakeScheduler,
+    started: InteractiveSession, fake: FakeScheduler
 ) -> None:
-    row = await _launch(session, world, jobs)
-    await _running_on(sessionmaker, fake, "c7")
-    await session.refresh(row, ["job"])
+    row = started
     fake.files[row.job.environment["PORTAL_APP_CONNECTION"]] = json.dumps(
         {"port": 40123, "secret": SECRET}
     ).encode()
@@ -178,9 +193,7 @@ async def test_a_job_on_several_nodes_is_not_a_place_to_connect_to(
     jobs: JobService,
     fake: FakeScheduler,
 ) -> None:
-    row = await _launch(session, world, jobs)
-    await _running_on(sessionmaker, fake, "c[1-2]")
-    await session.refresh(row, ["job"])
+    row = await _started(session, sessionmaker, world, jobs, fake, node="c[1-2]")
     row.port, row.secret = 40123, SECRET
 
     assert target_of(row, JUPYTER) is None
