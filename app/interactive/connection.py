@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import httpx
 
 from app.interactive.definitions import AppDefinition
+from app.interactive.proxy import Upstream
 from app.interactive.sessions import BASE_PATH
 from app.models import InteractiveSession
 from app.scheduler.base import SchedulerAdapter
@@ -59,33 +60,20 @@ def node_of(node_list: str | None) -> str | None:
     return node_list
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where the proxy sends a session's requests, and the header that carries its secret."""
-
-    host: str
-    port: int
-    auth_header: str
-    auth_value: str
-
-    @property
-    def origin(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-
-def target_of(row: InteractiveSession, definition: AppDefinition) -> Target | None:
+def target_of(row: InteractiveSession, definition: AppDefinition) -> Upstream | None:
+    """Where the proxy sends a session's requests, with the header that carries its secret."""
     host = node_of(row.job.node_list)
     if host is None or row.port is None or row.secret is None:
         return None
     auth = definition.auth
-    return Target(host, row.port, auth.header, f"{auth.prefix}{row.secret}")
+    return Upstream(host, row.port, auth.header, f"{auth.prefix}{row.secret}")
 
 
 async def is_ready(
-    target: Target, row: InteractiveSession, definition: AppDefinition, client: httpx.AsyncClient
+    target: Upstream, row: InteractiveSession, definition: AppDefinition, client: httpx.AsyncClient
 ) -> bool:
     """Whether the app answers its readiness path with a success (any answer if it has none)."""
-    url = f"{target.origin}{BASE_PATH.format(uuid=row.uuid)}{definition.ready_path}"
+    url = f"http://{target.authority}{BASE_PATH.format(uuid=row.uuid)}{definition.ready_path}"
     try:
         response = await client.get(
             url, headers={target.auth_header: target.auth_value}, timeout=READY_TIMEOUT_SECONDS

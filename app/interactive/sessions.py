@@ -148,12 +148,17 @@ def state_of(row: InteractiveSession) -> SessionState:
     return "running" if row.ready_at is not None else "starting"
 
 
-async def own_sessions(session: AsyncSession, actor: Actor) -> list[InteractiveSession]:
+async def own_sessions(
+    session: AsyncSession, actor: Actor, *, live_only: bool = False
+) -> list[InteractiveSession]:
+    """The actor's sessions, newest first; ``live_only`` leaves out those whose job ended."""
     query = (
         select(InteractiveSession)
         .where(InteractiveSession.owner_user_id == actor.user_id)
         .order_by(InteractiveSession.id.desc())
     )
+    if live_only:
+        query = query.join(InteractiveSession.job).where(Job.state.not_in(states.TERMINAL_STATES))
     return list((await session.scalars(query)).unique())
 
 

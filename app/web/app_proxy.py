@@ -66,10 +66,10 @@ async def upstream_for(
     """Where the actor's own running session listens; NotFound for anything else."""
     row = await own_session_by_uuid(session, actor, session_uuid)
     definition = definitions.get(row.app)
-    target = target_of(row, definition) if definition is not None else None
-    if target is None or row.job.state != states.RUNNING:
+    upstream = target_of(row, definition) if definition is not None else None
+    if upstream is None or row.job.state != states.RUNNING:
         raise NotFound(NOT_RUNNING)
-    return Upstream(target.host, target.port, target.auth_header, target.auth_value)
+    return upstream
 
 
 @router.api_route(PROXIED, methods=METHODS, name="app_proxy")

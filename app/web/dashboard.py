@@ -244,9 +244,8 @@ async def cluster_views(
 async def _live_sessions(session: AsyncSession, actor: Actor, services: Services) -> list[Any]:
     """The actor's sessions that have not ended, as the dashboard lists them."""
     now = utc_now()
-    rows = await own_sessions(session, actor)
-    views = [describe(row, services.apps, now) for row in rows]
-    return [view for view in views if view.state != "ended"]
+    rows = await own_sessions(session, actor, live_only=True)
+    return [describe(row, services.apps, now) for row in rows]
 
 
 @router.get("/dashboard", name="dashboard")
