@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 Transport = Literal["ssh", "rest"]
 # Where job logs may be written and read when a cluster's entry names no ``log_roots``.
 DEFAULT_LOG_ROOTS: tuple[str, ...] = ("/home", "/scratch")
+# Commands one pooled SSH connection runs at once: OpenSSH's default MaxSessions. A server
+# refuses the session beyond its limit, so a site that raised MaxSessions raises this too.
+DEFAULT_SSH_MAX_SESSIONS = 10
 
 
 class ClusterConfigError(ValueError):
@@ -36,6 +39,7 @@ class ClusterConfig:
     slurm_user: str = "slurm"
     log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
+    ssh_max_sessions: int = DEFAULT_SSH_MAX_SESSIONS
 
     @property
     def is_host_key_checked(self) -> bool:
@@ -83,6 +87,7 @@ class _ClusterEntry(BaseModel):
     slurm_user: str = Field(default="slurm", min_length=1)
     log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
+    ssh_max_sessions: int = Field(default=DEFAULT_SSH_MAX_SESSIONS, ge=1, le=1024)
 
     @model_validator(mode="after")
     def _consistent(self) -> _ClusterEntry:
@@ -128,6 +133,7 @@ def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
         slurm_user=entry.slurm_user,
         log_roots=entry.log_roots,
         system_users=entry.system_users,
+        ssh_max_sessions=entry.ssh_max_sessions,
     )
 
 

@@ -157,6 +157,21 @@ def _last_error_line(text: str) -> str:
     return re.sub(r"^(sbatch: )?(error: )?", "", lines[-1])
 
 
+# Slurm's words when the controller, not the job, is the problem: busy, restarting or out of
+# reach. Nothing is wrong with the request and asking again later can succeed; after a
+# timeout the job may even have been queued.
+_TRANSIENT = re.compile(
+    r"unable to contact slurm controller|socket timed out|resource temporarily unavailable"
+    r"|temporarily unable to accept|zero bytes were transmitted|communication connection failure"
+    r"|connection refused|not responding|in standby mode"
+)
+
+
+def is_transient(text: str) -> bool:
+    """True when sbatch's stderr says the controller could not answer, not that it refused."""
+    return _TRANSIENT.search(text.lower()) is not None
+
+
 def classify_sbatch_error(text: str) -> SubmitRejected:
     """Turn sbatch's stderr into a SubmitRejected with a plain-language message."""
     return _classify(text)

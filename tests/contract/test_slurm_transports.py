@@ -33,6 +33,22 @@ async def test_commands_run_as_the_user_over_one_pooled_connection(cluster: Clus
         await transport.close()
 
 
+async def test_more_commands_than_sshd_sessions_wait_for_a_channel(
+    cluster: ClusterConfig,
+) -> None:
+    # The dev cluster's sshd allows 64 sessions a connection: without waiting for a
+    # channel, 36 of these 100 overlapping commands are refused.
+    transport = SshTransport(dataclasses.replace(cluster, ssh_max_sessions=50))
+    try:
+        results = await asyncio.gather(
+            *(transport.run(["sh", "-c", "sleep 0.5; id -un"], as_user="alice") for _ in range(100))
+        )
+        assert [r.text for r in results] == ["alice\n"] * 100
+        assert transport.open_connections == 1
+    finally:
+        await transport.close()
+
+
 async def test_stdin_reaches_the_command_unchanged(cluster: ClusterConfig) -> None:
     transport = SshTransport(cluster)
     payload = "line one\n$(id) `id` 'quoted' \"double\"\n"

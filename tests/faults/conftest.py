@@ -98,6 +98,14 @@ class PortalProcess:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
 
+    def errors(self) -> str:
+        """The logged unhandled errors (with tracebacks), for an assertion's message."""
+        if not self.log.exists():
+            return ""
+        lines = self.log.read_text(errors="replace").splitlines()
+        starts = [i for i, line in enumerate(lines) if "unhandled error" in line]
+        return "\n".join("\n".join(lines[i : i + 40]) for i in starts[:3])
+
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:
             return

@@ -41,6 +41,7 @@ class Outcome:
     accepted: dict[str, str] = field(default_factory=dict)  # portal UUID -> name
     refused: int = 0
     statuses: dict[int, int] = field(default_factory=dict)
+    first_body: dict[int, str] = field(default_factory=dict)  # per status, to explain it
     killed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -54,6 +55,7 @@ async def _submit_one(
         outcome.refused += 1
         return
     outcome.statuses[response.status_code] = outcome.statuses.get(response.status_code, 0) + 1
+    outcome.first_body.setdefault(response.status_code, response.text[:500])
     if response.status_code != 201:
         outcome.refused += 1
         return
@@ -131,7 +133,7 @@ def test_killed_web_process_loses_and_duplicates_no_submission(
         outcome = asyncio.run(_storm(portal, token, project_id, run))
         assert outcome.killed.is_set(), "the portal was never killed"
         # An exhausted connection pool shows as 500s once the pool timeout passes.
-        assert outcome.statuses.get(500, 0) == 0, outcome.statuses
+        assert outcome.statuses.get(500, 0) == 0, (outcome.first_body, portal.errors())
         portal.start()
         rows = asyncio.run(_settled_rows(portal.database_url, run))
         by_comment = _accounting_caught_up(rows, since)
@@ -149,7 +151,7 @@ def test_killed_web_process_loses_and_duplicates_no_submission(
                 assert jobs == [slurm_id], f"{uid} is attached to {slurm_id}, Slurm has {jobs}"
         print(
             f"\nsubmits={SUBMITS} in_flight={IN_FLIGHT} accepted={len(outcome.accepted)} "
-            f"refused={outcome.refused} statuses={outcome.statuses} "
+            f"refused={outcome.refused} statuses={outcome.statuses} first={outcome.first_body} "
             f"rows={len(rows)} slurm_jobs={len(slurm_ids)} "
             f"failed={sum(s == 'submit_failed' for s, _ in rows.values())} duplicates=0 lost=0"
         )

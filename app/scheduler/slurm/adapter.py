@@ -24,6 +24,7 @@ from app.scheduler.errors import (
     SchedulerUnavailable,
     classify_control_error,
     classify_sbatch_error,
+    is_transient,
 )
 from app.scheduler.slurm import commands, parsing
 from app.scheduler.slurm.rest import RestTransport
@@ -75,7 +76,11 @@ class SlurmAdapter:
         )
         job_id = result.text.strip().split(";", 1)[0]
         if result.exit_status != 0 or not job_id.isdigit():
-            raise classify_sbatch_error(result.stderr or result.text)
+            said = result.stderr or result.text
+            if is_transient(said):
+                # Maybe queued after all: reconciliation by UUID settles it, not a refusal.
+                raise SchedulerUnavailable(f"sbatch: {said.strip()}")
+            raise classify_sbatch_error(said)
         return job_id
 
     async def preflight(self, spec: JobSpec, as_user: str) -> None:
@@ -189,6 +194,8 @@ class SlurmAdapter:
         if result.exit_status == 0:
             return [], ""
         raw = result.stderr.strip()
+        if is_transient(raw):
+            raise SchedulerUnavailable(f"sbatch --test-only: {raw}")
         return [("submission", classify_sbatch_error(raw).message)], raw
 
     async def queue(self) -> list[JobInfo]:

@@ -82,6 +82,14 @@ class UserCertificates:
 class _Entry:
     conn: Any
     last_used: float
+    # The server refuses sessions beyond its MaxSessions; waiting here instead keeps one
+    # refused session from costing the connection that carries the others.
+    channels: asyncio.Semaphore
+    active: int = 0
+
+
+class _ChannelClosed(Exception):
+    """A command's channel closed without an exit status: its connection went away."""
 
 
 class SshTransport:
@@ -131,22 +139,34 @@ class SshTransport:
             raise PermissionDenied(f"refusing to act as {as_user!r} for a user")
         user = as_user or self.config.service_user
         for attempt in (1, 2):
-            conn = await self._connection(user)
+            entry = await self._connection(user)
             try:
                 return await asyncio.wait_for(
-                    self._exec(conn, command, stdin), deadline or self.command_timeout
+                    self._on_channel(entry, command, stdin), deadline or self.command_timeout
                 )
             except TimeoutError:
                 raise SchedulerTimeout(f"{argv[0]} did not finish in time") from None
             except asyncssh.ChannelOpenError as exc:
-                await self._evict((self.config.name, user))
+                # Refused before the command started, so it is safe to send again.
+                if entry.conn.is_closed():
+                    await self._evict((self.config.name, user), entry)
                 if attempt == 2:
-                    raise SchedulerUnavailable(f"cannot open a session: {exc}") from exc
-            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError) as exc:
-                await self._evict((self.config.name, user))
+                    hint = "is sshd's MaxSessions below ssh_max_sessions?"
+                    raise SchedulerUnavailable(f"cannot open a session ({hint}): {exc}") from exc
+            except (asyncssh.Error, OSError, _ChannelClosed) as exc:
+                await self._evict((self.config.name, user), entry)
                 if attempt == 2 or not repeatable:
                     raise SchedulerUnavailable(f"connection lost: {exc}") from exc
         raise AssertionError("unreachable")
+
+    async def _on_channel(self, entry: _Entry, command: str, stdin: str | None) -> CommandResult:
+        async with entry.channels:
+            entry.active += 1
+            try:
+                return await self._exec(entry.conn, command, stdin)
+            finally:
+                entry.active -= 1
+                entry.last_used = time.monotonic()
 
     async def _exec(self, conn: Any, command: str, stdin: str | None) -> CommandResult:
         async with conn.create_process(command, encoding=None) as proc:
@@ -157,8 +177,11 @@ class SshTransport:
                 self._read_capped(proc.stdout), self._read_capped(proc.stderr)
             )
             completed = await proc.wait()
-        status = completed.exit_status if completed.exit_status is not None else 255
-        return CommandResult(status, out, err.decode("utf-8", "replace"))
+        if completed.exit_status is None:
+            # Neither a status nor a signal (that would be -1): the channel was torn down,
+            # so the output is no verdict on the command.
+            raise _ChannelClosed("the session closed before the command reported its status")
+        return CommandResult(completed.exit_status, out, err.decode("utf-8", "replace"))
 
     async def _read_capped(self, stream: Any) -> bytes:
         parts: list[bytes] = []
@@ -170,17 +193,18 @@ class SshTransport:
             parts.append(chunk)
         return b"".join(parts)
 
-    async def _connection(self, user: str) -> Any:
+    async def _connection(self, user: str) -> _Entry:
         key = (self.config.name, user)
         await self._evict_idle()
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             entry = self._pool.get(key)
-            if entry is None:
-                entry = _Entry(await self._connect(user), time.monotonic())
+            if entry is None or entry.conn.is_closed():
+                channels = asyncio.Semaphore(self.config.ssh_max_sessions)
+                entry = _Entry(await self._connect(user), time.monotonic(), channels)
                 self._pool[key] = entry
             entry.last_used = time.monotonic()
-            return entry.conn
+            return entry
 
     async def _connect(self, user: str) -> Any:
         if user == self.config.service_user:
@@ -205,15 +229,17 @@ class SshTransport:
         except (OSError, asyncssh.Error, TimeoutError) as exc:
             raise SchedulerUnavailable(f"cannot reach {self.config.login_host}: {exc}") from exc
 
-    async def _evict(self, key: tuple[str, str]) -> None:
-        entry = self._pool.pop(key, None)
-        if entry is not None:
-            entry.conn.close()
+    async def _evict(self, key: tuple[str, str], entry: _Entry) -> None:
+        # Only this entry: another command may already have replaced it in the pool.
+        if self._pool.get(key) is entry:
+            del self._pool[key]
+        entry.conn.close()
 
     async def _evict_idle(self) -> None:
         cutoff = time.monotonic() - self.idle_timeout
-        for key in [k for k, e in self._pool.items() if e.last_used < cutoff]:
-            await self._evict(key)
+        idle = [(k, e) for k, e in self._pool.items() if e.last_used < cutoff and not e.active]
+        for key, entry in idle:
+            await self._evict(key, entry)
 
     @property
     def open_connections(self) -> int:
