@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
 from app.job_templates.context import SubmitContext
 from app.job_templates.schema import DEFAULT_MAX_LENGTH, Parameter
+from app.job_templates.shell_quoting import Words
 from app.job_templates.values import (
     format_duration,
     format_memory,
@@ -32,6 +34,7 @@ _PATH_CHARS = re.compile(r"/[A-Za-z0-9_.+%@=,/ -]*")
 _TRUE = frozenset({"on", "true", "1", "yes"})
 _FALSE = frozenset({"", "off", "false", "0", "no"})
 MAX_GPUS = 16
+MAX_WORDS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,18 @@ def _coerce_text(parameter: Parameter, raw: Any) -> str:
     if parameter.maps_to == "array":
         array_tasks(text)
     return text
+
+
+def _coerce_words(parameter: Parameter, raw: Any) -> Words:
+    text = _coerce_text(parameter, raw)
+    try:
+        # Quotes group words as in a terminal: --title "my run" is two arguments.
+        items = shlex.split(text)
+    except ValueError:
+        raise ValueError("a quote is not closed; close it or remove it") from None
+    if len(items) > MAX_WORDS:
+        raise ValueError(f"must be at most {MAX_WORDS} words")
+    return Words(tuple(items))
 
 
 def _coerce_integer(parameter: Parameter, raw: Any) -> int:
@@ -199,6 +214,8 @@ def coerce(parameter: Parameter, context: SubmitContext, raw: Any) -> Any:
     kind = parameter.type
     if kind == "text":
         return _coerce_text(parameter, raw)
+    if kind == "words":
+        return _coerce_words(parameter, raw)
     if kind == "integer":
         return _coerce_integer(parameter, raw)
     if kind == "number":

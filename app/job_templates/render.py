@@ -9,6 +9,7 @@ quoted references to environment variables (``shell_quoting``), never as shell s
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from app.job_templates.shell_quoting import (
     QuotedScript,
     ScriptTooLarge,
     UnsafePlacement,
+    Words,
     quote_pieces,
 )
 from app.jobs.requests import JobRequest
@@ -88,7 +90,8 @@ def coerce_all(
         if is_empty(raw):
             if parameter.required and parameter.type not in ("boolean", "gpu"):
                 errors[parameter.name] = REQUIRED_MESSAGE
-            values[parameter.name] = None
+            # No words adds no argument; None would stand as one empty argument.
+            values[parameter.name] = Words(()) if parameter.type == "words" else None
             continue
         try:
             values[parameter.name] = coerce(parameter, context, raw)
@@ -178,8 +181,14 @@ def render(
     )
 
 
+def _json_value(value: Any) -> Any:
+    if isinstance(value, GpuRequest):
+        return {"type": value.type, "count": value.count}
+    if isinstance(value, Words):
+        # Quoted again so the stored text splits into the same words when submitted again.
+        return shlex.join(value.items)
+    return value
+
+
 def _json_values(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        name: ({"type": v.type, "count": v.count} if isinstance(v, GpuRequest) else v)
-        for name, v in values.items()
-    }
+    return {name: _json_value(v) for name, v in values.items()}

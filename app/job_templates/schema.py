@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 ParameterType = Literal[
     "text",
+    "words",
     "integer",
     "number",
     "choice",

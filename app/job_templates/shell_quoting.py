@@ -9,6 +9,10 @@ result as code, so no value can add a command, a quote or an ``#SBATCH`` line, w
 template author wrote around it. Where bash would evaluate the expansion again (arithmetic,
 ``${...}`` operators, ``[[ -eq ]]``) only a number is accepted, and where nothing is
 expanded (quoted here-documents) only an inert value is.
+
+A ``words`` value (arguments, a list of modules) is several words: as a command's arguments
+each word is placed on its own, so ``cuda pytorch`` loads two modules and an empty value adds
+no argument at all; anywhere else its words stand as one string.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from app.job_templates.shell_context import MARKER, Context, marker_contexts
 ENV_PREFIX = "PORTAL_PARAM_"
 _INERT = re.compile(r"[A-Za-z0-9_./:@%+,-]{1,256}")
 _NUMBER = re.compile(r"-?\d{1,30}(\.\d{1,30})?")
+_WORD_START = frozenset(" \t\n;&|(`")
+_WORD_END = frozenset(" \t\n;&|)`")
 
 
 class UnsafePlacement(ValueError):
@@ -33,6 +39,19 @@ class UnsafePlacement(ValueError):
 
 class ScriptTooLarge(ValueError):
     """The script grew past the size limit; the rest was not rendered."""
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """The words of a ``words`` parameter, split as a shell splits what the user typed."""
+
+    items: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return " ".join(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +89,16 @@ def quote_pieces(
     parts = skeleton.split(MARKER)
     out = [parts[0]]
     size = len(parts[0])
-    for ref, context, tail in zip(refs, contexts, parts[1:], strict=True):
-        text = value_text(values[ref.name])
-        out.append(_placed(ref.name, text, context, environment))
+    for index, (ref, context, tail) in enumerate(zip(refs, contexts, parts[1:], strict=True)):
+        value = values[ref.name]
+        if isinstance(value, Words):
+            # A reference right before or after glues to this one like any other text.
+            before = out[-1] if out[-1] or index == 0 else "x"
+            after = tail if tail or index == len(refs) - 1 else "x"
+            alone = _stands_alone(before, after)
+            out.append(_placed_words(ref.name, value, context, alone, environment))
+        else:
+            out.append(_placed(ref.name, value_text(value), context, environment))
         out.append(tail)
         size += len(out[-2]) + len(tail)
         if limit is not None and size > limit:
@@ -107,3 +133,27 @@ def _placed(name: str, text: str, context: Context, environment: dict[str, str])
         Context.SINGLE: f"'\"{reference}\"'",
         Context.ANSI_C: f"'\"{reference}\"$'",
     }.get(context, reference)
+
+
+def _stands_alone(before: str, after: str) -> bool:
+    """Whether a reference is a whole word of its own, not glued to text such as ``X=``."""
+    return (not before or before[-1] in _WORD_START) and (not after or after[0] in _WORD_END)
+
+
+def _placed_words(
+    name: str, words: Words, context: Context, alone: bool, environment: dict[str, str]
+) -> str:
+    if context == Context.TEST:
+        raise UnsafePlacement(
+            f"{{{{ {name} }}}} is a list of words, which would be several operands inside "
+            "[[ ]]; quote it there or use it as a command's arguments"
+        )
+    if context != Context.UNQUOTED or not alone:
+        # Split after X= or --opt=, the second word would become a command or an argument
+        # of its own; glued to other text the words stay one string.
+        return _placed(name, str(words), context, environment)
+    # An upper-case suffix cannot collide with another parameter: names are lower case.
+    return " ".join(
+        _placed(f"{name}_W{index}", word, context, environment)
+        for index, word in enumerate(words.items, start=1)
+    )

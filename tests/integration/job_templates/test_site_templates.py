@@ -31,6 +31,30 @@ def test_every_site_template_renders_with_its_defaults() -> None:
         assert request.stdout_path and request.stdout_path.startswith("/home/alice/portal-jobs/")
 
 
+def _render_site(name: str, values: dict[str, str]) -> tuple[str, dict[str, str]]:
+    site = next(t for t in site_templates() if t.name == name)
+    project = Project(id=1, name="physics", slurm_account="physics", cluster="testcluster")
+    version = TemplateVersion(
+        id=1, script=site.script, parameter_schema=site.parameter_schema, defaults={}
+    )
+    request = render(version, {"account": "physics", **values}, project, CONTEXT)
+    return request.script, dict(request.environment)
+
+
+def test_modules_and_arguments_are_separate_words() -> None:
+    values = {"modules": "cuda pytorch", "arguments": '--epochs 10 --title "first run"'}
+    script, environment = _render_site("GPU training", values)
+    assert "module load cuda pytorch 2>/dev/null" in script
+    assert '--epochs 10 --title "${PORTAL_PARAM_arguments_W4}"\n' in script
+    assert environment["PORTAL_PARAM_arguments_W4"] == "first run"
+
+
+def test_no_arguments_pass_no_empty_argument() -> None:
+    script, environment = _render_site("Python in a virtualenv", {"arguments": ""})
+    assert script.rstrip().endswith("srun python main.py")
+    assert not any(name.startswith("PORTAL_PARAM_arguments") for name in environment)
+
+
 async def test_seed_is_idempotent_and_creates_demo_world(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
