@@ -17,7 +17,7 @@ from typing import Any
 from app.errors import ValidationFailed
 from app.job_templates.coerce import GpuRequest, coerce, is_empty
 from app.job_templates.context import SubmitContext
-from app.job_templates.resources import apply_resources, check_partition_time
+from app.job_templates.resources import apply_resources, check_nodes_tasks, check_partition_time
 from app.job_templates.schema import Parameter, TemplateSchema, load_schema
 from app.job_templates.script_language import Template, TemplateSyntaxError, evaluate, parse
 from app.job_templates.shell_quoting import (
@@ -167,6 +167,7 @@ def render(
         errors["job_name"] = name_error
     resources = apply_resources(schema, coerced.values)
     errors.update(check_partition_time(schema, coerced.values, context, errors))
+    errors.update(check_nodes_tasks(schema, coerced.values, errors))
     if errors:
         raise ValidationFailed("Some values need fixing.", fields=errors)
     quoted = _render_script(version.script, coerced.values)

@@ -64,3 +64,22 @@ def check_partition_time(
     if partition is None or limit is None or values[time_name] <= limit:
         return {}
     return {time_name: f"Partition {partition.name} allows at most {format_duration(limit)}."}
+
+
+def check_nodes_tasks(
+    schema: TemplateSchema, values: Mapping[str, Any], errors: Mapping[str, str]
+) -> dict[str, str]:
+    """An error on the nodes field when fewer tasks than nodes are asked for."""
+    nodes_name = _mapped(schema, "nodes")
+    tasks_name = _mapped(schema, "ntasks")
+    if nodes_name is None or tasks_name is None or {nodes_name, tasks_name} & set(errors):
+        return {}
+    nodes, tasks = values.get(nodes_name), values.get(tasks_name)
+    if nodes is None or tasks is None or tasks >= nodes:
+        return {}
+    # Slurm places at least one task on every node it allocates, so the extra nodes would
+    # either be refused or sit idle while charged.
+    return {
+        nodes_name: f"{nodes} nodes need at least {nodes} tasks, one per node; "
+        f"ask for {nodes} tasks or for {tasks} node{'s' if tasks != 1 else ''}."
+    }

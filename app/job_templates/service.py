@@ -16,8 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.service import SYSTEM, Origin, record_action
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.job_templates import repository
+from app.job_templates.checks import draft_problems
 from app.job_templates.render import script_problem
-from app.job_templates.schema import schema_problems
+from app.job_templates.schema import load_schema, schema_problems
+from app.job_templates.script_language import parse
 from app.models import JobTemplate, TemplateVersion
 from app.users.actor import Actor
 
@@ -124,7 +126,9 @@ async def versions(session: AsyncSession, actor: Actor, template_id: int) -> lis
     return await repository.list_versions(session, template_id)
 
 
-def _check_draft(draft: TemplateDraft) -> None:
+def _check_draft(draft: TemplateDraft, *, as_edited: bool = True) -> None:
+    """Refuse a draft that could not be rendered; ``as_edited`` adds the checks that need
+    its author (a clone copies a version as it is, to be fixed in the editor)."""
     problems: dict[str, str] = {}
     if not 1 <= len(draft.name.strip()) <= 200:
         problems["name"] = "Give the template a name of at most 200 characters."
@@ -134,11 +138,16 @@ def _check_draft(draft: TemplateDraft) -> None:
     schema = schema_problems(dict(draft.parameter_schema))
     if schema:
         problems["parameters"] = " ".join(schema)
+    if as_edited and not (script or schema):
+        parsed = load_schema(dict(draft.parameter_schema))
+        problems.update(draft_problems(parse(draft.script), parsed))
     if problems:
         raise ValidationFailed("The template needs fixing.", fields=problems)
 
 
 def _check_scope(actor: Actor, scope: str, project_id: int | None) -> None:
+    if scope == "project" and project_id is None:
+        raise ValidationFailed(fields={"scope": "Choose the project whose members may use it."})
     if scope == "site" and not actor.is_site_admin:
         raise Forbidden("Only site administrators can create site templates.")
     if scope == "project" and not (actor.is_manager_of(project_id) or actor.is_site_admin):
@@ -187,9 +196,11 @@ async def _audit(
     await record_action(session, actor.user_id, origin, action, target, **details)
 
 
-async def _create(session: AsyncSession, actor: Actor, draft: TemplateDraft) -> JobTemplate:
+async def _create(
+    session: AsyncSession, actor: Actor, draft: TemplateDraft, *, as_edited: bool = True
+) -> JobTemplate:
     _check_scope(actor, draft.scope, draft.project_id)
-    _check_draft(draft)
+    _check_draft(draft, as_edited=as_edited)
     template = JobTemplate(
         name=draft.name.strip(),
         description=draft.description.strip(),
@@ -214,11 +225,27 @@ async def update(
     """Saves ``draft`` as the template's next version, which becomes the current one."""
     template = await get_for_edit(session, actor, template_id)
     _check_draft(draft)
+    details: dict[str, Any] = {}
+    if _move(actor, template, draft):
+        details = {"scope": template.scope, "project_id": template.project_id}
     template.name = draft.name.strip()
     template.description = draft.description.strip()
     version = await _add_version(session, actor, template, draft)
-    await _audit(session, actor, origin, "template.update", template, version=version.version)
+    await _audit(
+        session, actor, origin, "template.update", template, version=version.version, **details
+    )
     return version
+
+
+def _move(actor: Actor, template: JobTemplate, draft: TemplateDraft) -> bool:
+    """Give the template the draft's "who can use it", if the actor may; True if it moved."""
+    project_id = draft.project_id if draft.scope == "project" else None
+    if (draft.scope, project_id) == (template.scope, template.project_id):
+        return False
+    # Whoever may create a template where it goes may move one there they can edit.
+    _check_scope(actor, draft.scope, project_id)
+    template.scope, template.project_id = draft.scope, project_id
+    return True
 
 
 async def clone(
@@ -234,7 +261,7 @@ async def clone(
         defaults=version.defaults,
         change_note=f"Cloned from {template.name} v{version.version}",
     )
-    copy = await _create(session, actor, draft)
+    copy = await _create(session, actor, draft, as_edited=False)
     await _audit(session, actor, origin, "template.clone", copy, copy_of=template.id)
     return copy
 

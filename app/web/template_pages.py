@@ -14,6 +14,7 @@ from app.job_templates.context import SubmitContext
 from app.job_templates.schema import PARAMETER_TYPES, RESOURCES, load_schema, schema_problems
 from app.models import JobTemplate, Project, TemplateVersion
 from app.params import PathId
+from app.projects import service as projects
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web.auth import (
@@ -144,7 +145,8 @@ async def edit(
     template = await templates.get_for_edit(session, actor, template_id)
     form = await request.form()
     state = parse_editor(form)
-    state.scope, state.project_id = template.scope, template.project_id
+    if "scope" not in form:
+        state.scope, state.project_id = template.scope, template.project_id
     if apply_row_action(state, str(form.get("action", "save"))):
         return await _editor(request, session, web, actor, state, template)
     try:
@@ -216,6 +218,10 @@ async def _editor(
     status_code: int = 200,
 ) -> Response:
     managed = [p for p in await actor_projects(session, actor) if actor.is_manager_of(p.id)]
+    own = template.project_id if template is not None else None
+    if own is not None and own not in {p.id for p in managed}:
+        # The template's own project stays a choice, so saving never moves it by omission.
+        managed.append((await projects.get(session, actor, own)).project)
     context: dict[str, Any] = {
         "state": state,
         "template": template,

@@ -125,3 +125,30 @@ async def test_carol_cannot_update_a_site_template_but_may_clone_it(
         world.carol.id,
     )
     assert copy["version"]["script"] == "#!/bin/bash\necho hello\n"
+
+
+async def test_update_without_scope_keeps_who_can_use_it_and_with_scope_moves_it(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    shared = await make_template(
+        session, world.alice, name="shared", scope="project", project=world.physics
+    )
+    await session.commit()
+    headers = await issue_token(session, world.alice)
+    path = f"/api/v1/templates/{shared.id}"
+    kept = await client.put(path, json=_body(), headers=headers)
+    assert kept.status_code == 200 and kept.json()["scope"] == "project"
+    moved = await client.put(path, json={**_body(), "scope": "personal"}, headers=headers)
+    assert moved.status_code == 200 and moved.json()["scope"] == "personal"
+    refused = await client.put(path, json={**_body(), "scope": "site"}, headers=headers)
+    assert refused.status_code == 403
+
+
+async def test_a_version_that_could_not_be_rendered_is_refused(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.carol)
+    body = _body(script="#!/bin/bash\necho $(( {{ who }} + 1 ))\n")
+    response = await client.post("/api/v1/templates", json=body, headers=headers)
+    assert response.status_code == 422
+    assert "only numbers may go there" in response.text

@@ -99,9 +99,8 @@ async def test_project_member_uses_but_cannot_edit_and_manager_can(
     refused = await client.post(f"/templates/{template.id}/edit", data=editor_form(csrf))
     assert refused.status_code == 403
     csrf = await sign_in(client, "alice")
-    saved = await client.post(
-        f"/templates/{template.id}/edit", data=editor_form(csrf, name="Phys v2")
-    )
+    form = editor_form(csrf, name="Phys v2", scope="project", project_id=str(people.physics.id))
+    saved = await client.post(f"/templates/{template.id}/edit", data=form)
     assert saved.status_code == 303
     async with sessionmaker() as session:
         stored = await session.get(JobTemplate, template.id)
@@ -202,3 +201,34 @@ async def test_archived_template_leaves_the_list(
     response = await client.post(f"/templates/{template.id}/archive", data={"csrf_token": csrf})
     assert response.status_code == 303
     assert "Alice own" not in (await client.get("/templates?scope=mine")).text
+
+
+async def test_who_can_use_it_can_be_changed_after_creation(
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker
+) -> None:
+    template = await make_template(sessionmaker, people.alice, "Alice own")
+    csrf = await sign_in(client, "alice")
+    edit = await client.get(f"/templates/{template.id}/edit")
+    assert '<option value="project">A project I manage</option>' in edit.text
+    form = editor_form(csrf, scope="project", project_id=str(people.physics.id))
+    assert (await client.post(f"/templates/{template.id}/edit", data=form)).status_code == 303
+    async with sessionmaker() as session:
+        stored = await session.get(JobTemplate, template.id)
+    assert stored is not None and (stored.scope, stored.project_id) == (
+        "project",
+        people.physics.id,
+    )
+    carol_csrf = await sign_in(client, "carol")
+    carols = await make_template(sessionmaker, people.carol, "Carol own")
+    form = editor_form(carol_csrf, scope="project", project_id=str(people.physics.id))
+    assert (await client.post(f"/templates/{carols.id}/edit", data=form)).status_code == 403
+
+
+async def test_a_parameter_left_unused_is_not_saved_unnoticed(
+    client: httpx.AsyncClient, people: World
+) -> None:
+    csrf = await sign_in(client, "alice")
+    form = editor_form(csrf, script="#!/bin/bash\necho hello\n")
+    response = await client.post("/templates/new", data=form)
+    assert response.status_code == 422
+    assert "Not used anywhere: message." in response.text

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fastapi import APIRouter, status
 
 from app.api.v1.deps import OriginDep, Reader, Submitter
@@ -109,6 +111,10 @@ async def update_template(
     body: TemplateIn,
 ) -> TemplateDetailOut:
     draft = draft_from(body)
+    if "scope" not in body.model_fields_set:
+        # Left out, who can use the template stays as it is rather than the create default.
+        current = await templates.get(session, principal.actor, template_id)
+        draft = replace(draft, scope=current.scope, project_id=current.project_id)
     await templates.update(session, principal.actor, template_id, draft, origin=origin)
     return detail_out(await templates.get(session, principal.actor, template_id))
 
