@@ -16,6 +16,7 @@ from app.config import Settings
 from app.jobs.service import JobService
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import Schedulers
+from app.storage.service import DiskUsageService
 from app.wiring import Services, services_of
 
 
@@ -62,6 +63,10 @@ def get_job_service(request: Request) -> JobService:
     return services_of(request.app).jobs
 
 
+def get_disk_usage_service(request: Request) -> DiskUsageService:
+    return services_of(request.app).disk_usage
+
+
 # scope="function": commit before the response is sent, so a failed commit is reported as
 # an error and the client never sees success for data that was not saved.
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
@@ -71,3 +76,4 @@ ClustersDep = Annotated[Mapping[str, ClusterConfig], Depends(get_clusters)]
 ClusterNamesDep = Annotated[tuple[str, ...], Depends(get_cluster_names)]
 RegistryDep = Annotated[Schedulers, Depends(get_registry)]
 JobServiceDep = Annotated[JobService, Depends(get_job_service)]
+DiskUsageServiceDep = Annotated[DiskUsageService, Depends(get_disk_usage_service)]

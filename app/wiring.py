@@ -22,6 +22,7 @@ from app.interactive.proxy import upstream_client
 from app.jobs.service import JobService
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import Schedulers
+from app.storage.service import DiskUsageService
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,7 @@ class Services:
     sessionmaker: async_sessionmaker[AsyncSession]
     schedulers: Schedulers
     jobs: JobService
+    disk_usage: DiskUsageService
     cluster_names: tuple[str, ...] = field(default=())
     apps: Mapping[str, AppDefinition] = field(default_factory=dict)
     # For interactive apps' servers on compute nodes: readiness checks and the proxy.
@@ -60,6 +62,7 @@ def build_services(
         sessionmaker=sessionmaker,
         schedulers=schedulers,
         jobs=JobService(sessionmaker, schedulers, roots),
+        disk_usage=DiskUsageService(schedulers),
         cluster_names=tuple(sorted(schedulers)),
         apps=apps,
     )

@@ -17,6 +17,7 @@ from app.observability.metrics import (
 )
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import ClusterConfig
+from app.scheduler.disk_usage import FilesystemUsage
 from app.scheduler.errors import InvalidSpec, SubmitRejected
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import (
@@ -91,6 +92,9 @@ class InstrumentedAdapter:
 
     async def batch_script(self, job_id: str, as_user: str) -> str | None:
         return await self._timed("batch_script", self.inner.batch_script(job_id, as_user))
+
+    async def disk_usage(self, as_user: str) -> list[FilesystemUsage]:
+        return await self._timed("disk_usage", self.inner.disk_usage(as_user))
 
     async def partitions(self) -> list[PartitionInfo]:
         return await self._timed("partitions", self.inner.partitions())

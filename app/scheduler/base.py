@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from app.scheduler.disk_usage import FilesystemUsage
 from app.scheduler.types import (
     Association,
     ClusterStatus,
@@ -76,6 +77,15 @@ class SchedulerAdapter(Protocol):
     async def batch_script(self, job_id: str, as_user: str) -> str | None:
         """The batch script the scheduler keeps for a job (an array's for its tasks), read
         as the user; None once the scheduler no longer has it."""
+        ...
+
+    async def disk_usage(self, as_user: str) -> list[FilesystemUsage]:
+        """The user's space and files on each filesystem against their quotas, from the
+        site's disk usage command run as the user (empty when no quota applies).
+
+        Raises DiskUsageNotConfigured when the cluster has no such command, and
+        DiskUsageUnavailable when it fails or prints nothing readable.
+        """
         ...
 
     async def partitions(self) -> list[PartitionInfo]:

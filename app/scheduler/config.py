@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from app.scheduler.disk_usage import DiskUsageFormat
 
 Transport = Literal["ssh", "rest"]
 # Where job logs may be written and read when a cluster's entry names no ``log_roots``.
@@ -40,6 +42,9 @@ class ClusterConfig:
     log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
     ssh_max_sessions: int = DEFAULT_SSH_MAX_SESSIONS
+    # Run as the user on the login host; empty turns the disk usage panel off for the cluster.
+    disk_usage_command: tuple[str, ...] = ()
+    disk_usage_format: DiskUsageFormat = "auto"
 
     @property
     def is_host_key_checked(self) -> bool:
@@ -88,6 +93,16 @@ class _ClusterEntry(BaseModel):
     log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
     ssh_max_sessions: int = Field(default=DEFAULT_SSH_MAX_SESSIONS, ge=1, le=1024)
+    disk_usage_command: tuple[str, ...] = ()
+    disk_usage_format: DiskUsageFormat = "auto"
+
+    @field_validator("disk_usage_command", mode="before")
+    @classmethod
+    def _argv_only(cls, value: Any) -> Any:
+        # A shell string would need a shell on the login host to split it; an argv needs none.
+        if isinstance(value, str):
+            raise ValueError('must be a list of arguments, e.g. ["quota", "-w"], not one string')
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> _ClusterEntry:
@@ -95,6 +110,8 @@ class _ClusterEntry(BaseModel):
             raise ValueError("rest transport needs rest_url and jwt_key")
         if not all(root.startswith("/") for root in self.log_roots):
             raise ValueError("log_roots must be absolute paths")
+        if not all(argument.strip() for argument in self.disk_usage_command):
+            raise ValueError("disk_usage_command must not contain empty arguments")
         return self
 
 
@@ -134,6 +151,8 @@ def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
         log_roots=entry.log_roots,
         system_users=entry.system_users,
         ssh_max_sessions=entry.ssh_max_sessions,
+        disk_usage_command=entry.disk_usage_command,
+        disk_usage_format=entry.disk_usage_format,
     )
 
 

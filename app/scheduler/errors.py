@@ -196,6 +196,15 @@ class FileUnavailable(SchedulerError):
     """A file on the cluster is missing, unreadable or outside the allowed roots."""
 
 
+class DiskUsageNotConfigured(SchedulerError):
+    """The cluster's configuration names no disk usage command."""
+
+
+class DiskUsageUnavailable(SchedulerError):
+    """The disk usage command failed or printed nothing the portal can read; the message
+    says why in the command's own words where it gave any."""
+
+
 def classify_control_error(text: str) -> SchedulerError:
     """Map scancel/scontrol/slurmrestd texts for job actions onto typed errors."""
     lowered = text.lower()

@@ -14,7 +14,10 @@ from typing import Any
 
 from app.scheduler.base import follow_file
 from app.scheduler.config import DEFAULT_LOG_ROOTS
+from app.scheduler.disk_usage import FilesystemUsage
 from app.scheduler.errors import (
+    DiskUsageNotConfigured,
+    DiskUsageUnavailable,
     FileUnavailable,
     JobAlreadyEnded,
     JobNotFound,
@@ -60,6 +63,7 @@ class FakeScheduler:
         first_job_id: int = 1000,
         coordinators: Mapping[str, Iterable[str]] | None = None,
         keeps_ended_jobs: bool = False,
+        disk_usages: Mapping[str, Sequence[FilesystemUsage]] | None = None,
     ) -> None:
         self.jobs: dict[str, JobInfo] = {}
         self.specs: dict[str, JobSpec] = {}
@@ -74,6 +78,10 @@ class FakeScheduler:
         self.coordinators = {a: set(users) for a, users in (coordinators or {}).items()}
         # slurmctld keeps ended jobs in the queue for MinJobAge, without their exit code.
         self.keeps_ended_jobs = keeps_ended_jobs
+        # user -> their filesystems; None: no disk usage command is configured.
+        self.disk_usages = None if disk_usages is None else dict(disk_usages)
+        # Set to make the disk usage command fail with this message (its stderr).
+        self.disk_usage_failure: str | None = None
 
     def _check_up(self, call: str) -> None:
         self.calls.append(call)
@@ -229,6 +237,16 @@ class FakeScheduler:
         if job is None or spec is None or job.user != as_user:
             return None
         return spec.script
+
+    async def disk_usage(self, as_user: str) -> list[FilesystemUsage]:
+        """The figures given for the user (none for users not given); a failure when a test
+        set ``disk_usage_failure``."""
+        self._check_up("disk_usage")
+        if self.disk_usages is None:
+            raise DiskUsageNotConfigured("no disk usage command for the fake cluster")
+        if self.disk_usage_failure is not None:
+            raise DiskUsageUnavailable(self.disk_usage_failure)
+        return list(self.disk_usages.get(as_user, ()))
 
     async def partitions(self) -> list[PartitionInfo]:
         """The configured partitions."""

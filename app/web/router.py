@@ -2,7 +2,15 @@
 
 from fastapi import APIRouter
 
-from app.web import array_pages, job_detail, script_pages, signin, submit_pages, template_pages
+from app.web import (
+    array_pages,
+    disk_usage,
+    job_detail,
+    script_pages,
+    signin,
+    submit_pages,
+    template_pages,
+)
 
 router = APIRouter()
 router.include_router(signin.router)
@@ -14,3 +22,4 @@ router.include_router(template_pages.router)
 # "/jobs/rows" still reaches the job list.
 router.include_router(array_pages.router)
 router.include_router(job_detail.router)
+router.include_router(disk_usage.router)

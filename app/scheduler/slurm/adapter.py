@@ -17,7 +17,10 @@ from datetime import datetime
 from app.scheduler.base import follow_file
 from app.scheduler.cache import TtlCache
 from app.scheduler.config import ClusterConfig
+from app.scheduler.disk_usage import FilesystemUsage
+from app.scheduler.disk_usage_parsing import read_disk_usage
 from app.scheduler.errors import (
+    DiskUsageNotConfigured,
     FileUnavailable,
     InvalidSpec,
     PreflightFailed,
@@ -274,6 +277,18 @@ class SlurmAdapter:
         if result.exit_status != 0:
             return None
         return result.text
+
+    async def disk_usage(self, as_user: str) -> list[FilesystemUsage]:
+        """The configured command run as the user, never as the service identity: quota
+        tools report the caller, and a site script sees only what the user may see."""
+        command = self.config.disk_usage_command
+        if not command:
+            raise DiskUsageNotConfigured(f"no disk usage command for {self.config.name}")
+        argv = commands.disk_usage_argv(command, as_user)
+        result = await self.ssh.run(argv, as_user=as_user)
+        return read_disk_usage(
+            result.text, result.stderr, result.exit_status, self.config.disk_usage_format
+        )
 
     async def partitions(self) -> list[PartitionInfo]:
         """Partitions with limits and capacity, from one sinfo call."""

@@ -301,3 +301,14 @@ _MKDIR_SCRIPT = (
 def ensure_dirs_argv(directories: Sequence[str]) -> list[str]:
     """argv creating directories; prints each one that is missing or not writable."""
     return ["sh", "-c", _MKDIR_SCRIPT, "sh", *directories]
+
+
+def disk_usage_argv(command: Sequence[str], user: str) -> list[str]:
+    """The site's disk usage command with ``{user}`` replaced by the cluster username
+    (``["lfs", "quota", "-u", "{user}", "/lustre"]``); each argument stays one argument.
+
+    LC_ALL=C: in the user's own locale quota words its headings in that language and
+    ``lfs quota -h`` may write 4,012G, which the parsers would not read.
+    """
+    checked = check_user(user)
+    return ["env", "LC_ALL=C", *(argument.replace("{user}", checked) for argument in command)]

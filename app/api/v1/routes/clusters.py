@@ -6,7 +6,8 @@ from fastapi import APIRouter
 
 from app.api.v1.deps import Reader, adapter_for
 from app.api.v1.schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut, errors
-from app.deps import ClusterNamesDep, RegistryDep
+from app.api.v1.storage_schemas import DiskUsageOut, disk_usage_out
+from app.deps import ClusterNamesDep, DiskUsageServiceDep, RegistryDep
 from app.errors import NotFound
 from app.scheduler.types import PartitionInfo
 
@@ -66,3 +67,18 @@ async def get_cluster(
             for a in associations
         ],
     )
+
+
+@router.get(
+    "/{cluster}/disk-usage",
+    response_model=DiskUsageOut,
+    summary="Your disk usage and quotas on the cluster's filesystems",
+    description="Measured by the site's command run as you on the login node, and kept for "
+    "a minute. 404 when the cluster does not report disk usage or you have no account on it; "
+    "503, with the command's own words, when it fails.",
+    responses=errors(404, 503),
+)
+async def get_disk_usage(
+    service: DiskUsageServiceDep, principal: Reader, cluster: str
+) -> DiskUsageOut:
+    return disk_usage_out(await service.disk_usage(principal.actor, cluster))
