@@ -96,6 +96,18 @@ class Settings(BaseSettings):
     # `python -m app.poller` serves /metrics here when set (it has no web app of its own).
     poller_metrics_port: int | None = Field(default=None, ge=0, le=65535)
     poller_metrics_host: str = "127.0.0.1"
+    # Notifications, sent by the active poller. No SMTP host: e-mail rules cannot be made.
+    smtp_host: str = ""
+    smtp_port: int = Field(default=25, ge=1, le=65535)
+    # starttls: upgrade a plain connection (refused if the server cannot); tls: TLS from
+    # the first byte (usually port 465); none: plain text, for a relay on the same host.
+    smtp_security: Literal["starttls", "tls", "none"] = "starttls"
+    smtp_username: str = ""
+    smtp_password: SecretStr = SecretStr("")
+    smtp_from: str = "hpc-portal@localhost"
+    # Webhooks to private, loopback and link-local addresses (off: the portal must not be a
+    # way into the site's own network).
+    webhook_allow_private: bool = False
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:

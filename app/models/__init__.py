@@ -7,6 +7,7 @@ from app.models.clusters import ClusterStatus, PollerLease
 from app.models.interactive import InteractiveSession
 from app.models.job_templates import TEMPLATE_SCOPES, JobTemplate, TemplateVersion
 from app.models.jobs import JOB_EVENT_SOURCES, JOB_STATES, Job, JobEvent
+from app.models.notifications import DeliveryAttempt, Notification, NotificationRule
 from app.models.projects import MEMBERSHIP_ROLES, Membership, Project
 from app.models.usage import AccountingJob, AssociationLimit, UsageDaily, UsageIngestMark
 from app.models.users import User, UserClusterAccount
@@ -25,11 +26,14 @@ __all__ = [
     "AuditEvent",
     "Base",
     "ClusterStatus",
+    "DeliveryAttempt",
     "InteractiveSession",
     "Job",
     "JobEvent",
     "JobTemplate",
     "Membership",
+    "Notification",
+    "NotificationRule",
     "PollerLease",
     "Project",
     "TemplateVersion",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -67,3 +67,14 @@ async def release(
             .values(expires_at=now)
             .execution_options(synchronize_session=False)
         )
+
+
+async def holds_any(
+    sessionmaker: async_sessionmaker[AsyncSession], holder: str, now: datetime
+) -> bool:
+    """Whether ``holder`` is the active poller of at least one cluster."""
+    async with sessionmaker() as session:
+        query = select(PollerLease.cluster).where(
+            PollerLease.holder == holder, PollerLease.expires_at > now
+        )
+        return (await session.scalars(query.limit(1))).first() is not None

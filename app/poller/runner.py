@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.models import utc_now
+from app.notifications.dispatcher import dispatch_forever
 from app.observability.metrics import POLLER_LEASE_HELD
 from app.observability.scheduler import observe_cycle
 from app.poller import lease
@@ -189,3 +190,10 @@ async def run_poller(
                 ),
                 name=f"poller:{cluster}",
             )
+        # Notifications are sent by the active poller, at the pace its cycles find changes.
+        group.create_task(
+            dispatch_forever(
+                settings, sessionmaker, stop_event, holder=name, interval=timing.interval
+            ),
+            name="notifications",
+        )

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.db import unit_of_work
 from app.jobs import repository
 from app.models import ClusterStatus, Job
+from app.notifications import outbox
+from app.notifications.outbox import StateChange
 from app.poller.reconcile import TrackedJob, Transition
 from app.scheduler.types import PartitionInfo
 
@@ -106,25 +108,33 @@ async def _create_tasks(session: AsyncSession, creations: Sequence[Transition]) 
         )
 
 
-def _apply_one(session: AsyncSession, job: Job, change: Transition) -> None:
+def _apply_one(session: AsyncSession, job: Job, change: Transition) -> StateChange | None:
+    """Apply one decision; the state change made, if any, for the notifications outbox."""
     # A row changed since it was read (e.g. the submitter attached it) is left alone;
     # the next cycle sees its new state.
     if job.state != change.from_state:
-        return
+        return None
     if "slurm_job_id" in change.changes and job.slurm_job_id is not None:
-        return
+        return None
     for column, value in change.changes.items():
         setattr(job, column, value)
-    if change.is_state_change:
-        job.state = change.to_state
-        repository.add_event(
-            session,
-            job.id,
-            change.from_state,
-            change.to_state,
-            reason=change.reason,
-            source="poller",
-        )
+    if not change.is_state_change:
+        return None
+    job.state = change.to_state
+    repository.add_event(
+        session,
+        job.id,
+        change.from_state,
+        change.to_state,
+        reason=change.reason,
+        source="poller",
+    )
+    # An array notifies once, through its parent row, not once per task.
+    if job.array_parent_id is not None:
+        return None
+    return StateChange(
+        job.id, job.owner_user_id, change.from_state, job.state, job.started_at is not None
+    )
 
 
 async def apply_transitions(
@@ -137,11 +147,15 @@ async def apply_transitions(
     async with unit_of_work(sessionmaker) as session:
         rows = await repository.list_by_ids(session, [t.job_id for t in updates if t.job_id])
         by_id = {row.id: row for row in rows}
+        changed = []
         for change in updates:
             row = by_id.get(change.job_id or 0)
-            if row is not None:
-                _apply_one(session, row, change)
+            made = None if row is None else _apply_one(session, row, change)
+            if made is not None:
+                changed.append(made)
         await _create_tasks(session, [t for t in transitions if t.job_id is None])
+        # In this transaction: the changes and their notifications commit together or not at all.
+        await outbox.record_state_changes(session, changed)
 
 
 async def _status_row(session: AsyncSession, cluster: str) -> ClusterStatus:

@@ -6,6 +6,7 @@ from app.web import (
     array_pages,
     disk_usage,
     job_detail,
+    notifications,
     script_pages,
     signin,
     submit_pages,
@@ -22,4 +23,6 @@ router.include_router(template_pages.router)
 # "/jobs/rows" still reaches the job list.
 router.include_router(array_pages.router)
 router.include_router(job_detail.router)
+# Before the job pages' "/jobs/{id}/{action}" too: "/jobs/{id}/notify" is its own page.
+router.include_router(notifications.router)
 router.include_router(disk_usage.router)

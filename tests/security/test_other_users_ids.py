@@ -18,7 +18,16 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.v1.schemas import TemplateIn
-from app.models import ApiToken, InteractiveSession, Job, JobEvent, JobTemplate, Membership, User
+from app.models import (
+    ApiToken,
+    InteractiveSession,
+    Job,
+    JobEvent,
+    JobTemplate,
+    Membership,
+    NotificationRule,
+    User,
+)
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
@@ -63,6 +72,7 @@ class Victim:
     token_id: int
     session_id: int
     session_uuid: str
+    rule_id: int
 
 
 @pytest.fixture
@@ -94,10 +104,12 @@ async def _victim(session: AsyncSession, fake: FakeScheduler) -> Victim:
     running = await make_app_session(
         session, bob, chemistry, port=40123, secret=SECRET_APP_TOKEN, node="127.0.0.1"
     )
+    rule = NotificationRule(user_id=bob.id, event="ended", job_id=job.id, channel="email")
+    session.add(rule)
     await session.commit()
     return Victim(
         bob.id, job.id, slurm_id, template.id, chemistry.id, created.token.id, running.id,
-        running.uuid,
+        running.uuid, rule.id,
     )  # fmt: skip
 
 
@@ -130,6 +142,7 @@ def _values(victim: Victim) -> dict[str, str]:
         "cluster": DEFAULT_CLUSTER,
         "session_id": str(victim.session_id),
         "session_uuid": victim.session_uuid,
+        "rule_id": str(victim.rule_id),
         "app_name": "jupyterlab",
         "path": "api/kernels",
     }
@@ -161,7 +174,8 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession], victim: Vict
         token = await session.get(ApiToken, victim.token_id)
         bob = await session.get(User, victim.user_id)
         running = await session.get(InteractiveSession, victim.session_id)
-        assert job and template and token and bob and running
+        rule = await session.get(NotificationRule, victim.rule_id)
+        assert job and template and token and bob and running and rule
         events = await session.scalar(
             select(func.count()).select_from(JobEvent).where(JobEvent.job_id == job.id)
         )
@@ -176,6 +190,7 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession], victim: Vict
             (token.revoked_at, token.name),
             (bob.is_active, bob.is_site_admin),
             (running.job.state, running.port, running.secret),
+            (rule.event, rule.job_id, rule.channel),
             members,
         )
 

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import ApiToken, Base, utc_now
+from app.models import ApiToken, Base, NotificationRule, utc_now
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.tokens import service as tokens
@@ -58,6 +58,8 @@ async def _path_values(session: AsyncSession, people: World) -> dict[str, str]:
     template = await make_template(session, people.alice, name="csrf-target")
     job = await make_job(session, people.alice, people.physics)
     app_session = await make_app_session(session, people.alice, people.physics)
+    rule = NotificationRule(user_id=people.alice.id, event="ended", channel="email")
+    session.add(rule)
     created = await tokens.create_token(
         session, await actor_for(session, people.alice), name="t", scopes=["read"], lifetime_days=1
     )
@@ -71,6 +73,7 @@ async def _path_values(session: AsyncSession, people: World) -> dict[str, str]:
         "token_id": str(created.token.id),
         "session_id": str(app_session.id),
         "session_uuid": app_session.uuid,
+        "rule_id": str(rule.id),
         "app_name": "jupyterlab",
         "path": "api/kernels",
     }

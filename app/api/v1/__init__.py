@@ -10,6 +10,7 @@ from app.api.v1.routes import (
     jobs,
     logs,
     me,
+    notifications,
     projects,
     scripts,
     sessions,
@@ -31,6 +32,11 @@ TAGS = [
     {"name": "logs", "description": "A job's output and errors, page by page or followed live."},
     {"name": "usage", "description": "Who used what, for managers and administrators (CSV too)."},
     {
+        "name": "notifications",
+        "description": "Rules that tell you by e-mail or signed webhook when jobs start, end "
+        "or fail, and the log of their deliveries.",
+    },
+    {
         "name": "apps",
         "description": "Interactive apps (JupyterLab…) launched as jobs; a running session "
         "opens in a browser signed in to the portal.",
@@ -44,6 +50,7 @@ def operation_id(route: APIRoute) -> str:
 
 
 router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
-for module in (me, projects, clusters, templates, jobs, tasks, scripts, logs, usage, sessions):
+MODULES = (me, projects, clusters, templates, jobs, tasks, scripts, logs, usage, sessions)
+for module in (*MODULES, notifications):
     router.include_router(module.router)
 router.include_router(sessions.apps)

@@ -1,0 +1,111 @@
+"""Sending one claimed notification: e-mail over SMTP or a signed webhook POST.
+
+No database here: the dispatcher claims rows, closes its transaction, and only then calls
+these, so a slow mail server or receiver never holds a connection or a lock.
+"""
+
+from __future__ import annotations
+
+import time
+
+import aiosmtplib
+import httpx
+
+from app.config import Settings
+from app.notifications import signing
+from app.notifications.messages import email_message, webhook_body
+from app.notifications.outbox import Claimed, Outcome
+from app.notifications.retry import SMTP_TIMEOUT_SECONDS, WEBHOOK_TIMEOUT_SECONDS
+from app.notifications.urls import UnsafeUrl, check_target
+
+USER_AGENT = "hpc-portal-webhooks/1"
+
+
+async def send_email(settings: Settings, claimed: Claimed) -> Outcome:
+    if not settings.smtp_host:
+        return Outcome(False, error="This portal has no mail server configured.", is_permanent=True)
+    if not claimed.email:
+        return Outcome(False, error="Your account has no e-mail address.", is_permanent=True)
+    try:
+        _, reply = await aiosmtplib.send(
+            email_message(claimed, settings.smtp_from),
+            hostname=settings.smtp_host,
+            port=settings.smtp_port,
+            username=settings.smtp_username or None,
+            password=settings.smtp_password.get_secret_value() or None,
+            use_tls=settings.smtp_security == "tls",
+            start_tls=settings.smtp_security == "starttls",
+            timeout=SMTP_TIMEOUT_SECONDS,
+        )
+    except aiosmtplib.SMTPResponseException as error:
+        # 5xx is the server's final word (no such mailbox, refused sender); 4xx may pass.
+        return Outcome(
+            False,
+            error.code,
+            error.message,
+            f"The mail server refused: {error.code} {error.message}",
+            is_permanent=error.code >= 500,
+        )
+    except aiosmtplib.SMTPRecipientsRefused as error:
+        refusal = error.recipients[0] if error.recipients else None
+        code = refusal.code if refusal else None
+        text = refusal.message if refusal else str(error)
+        return Outcome(
+            False,
+            code,
+            text,
+            f"The mail server refused the address: {text}",
+            is_permanent=code is not None and code >= 500,
+        )
+    except (aiosmtplib.SMTPException, OSError) as error:
+        return Outcome(False, error=f"Cannot reach the mail server: {error}"[:1000])
+    return Outcome(True, 250, reply)
+
+
+def _headers(claimed: Claimed, body: bytes, timestamp: int) -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        signing.SIGNATURE_HEADER: signing.sign(claimed.secret or "", body),
+        signing.TIMESTAMP_HEADER: str(timestamp),
+        signing.DELIVERY_HEADER: str(claimed.id),
+        signing.EVENT_HEADER: claimed.event,
+    }
+
+
+async def send_webhook(settings: Settings, client: httpx.AsyncClient, claimed: Claimed) -> Outcome:
+    """POST to the address checked just now, connecting to the checked IP (no rebinding)."""
+    try:
+        target = await check_target(
+            claimed.webhook_url or "", allow_private=settings.webhook_allow_private
+        )
+    except UnsafeUrl as error:
+        return Outcome(False, error=str(error), is_permanent=True)
+    timestamp = int(time.time())
+    body = webhook_body(claimed, timestamp)
+    headers = _headers(claimed, body, timestamp) | {"Host": target.host_header}
+    extensions = {"sni_hostname": target.hostname} if target.parts.scheme == "https" else {}
+    request = client.build_request(
+        "POST", target.pinned_url, content=body, headers=headers, extensions=extensions
+    )
+    try:
+        response = await client.send(request)
+    except httpx.HTTPError as error:
+        return Outcome(False, error=f"{type(error).__name__}: {error}"[:1000])
+    answer = response.text[:200]
+    if response.is_success:
+        return Outcome(True, response.status_code, answer)
+    # A redirect is not followed: it could point anywhere, inside the site included.
+    return Outcome(
+        False,
+        response.status_code,
+        answer,
+        f"The receiver answered {response.status_code} {response.reason_phrase}.",
+    )
+
+
+def webhook_client() -> httpx.AsyncClient:
+    # No proxies from the environment and no redirects: the checked address is the one used.
+    return httpx.AsyncClient(
+        timeout=WEBHOOK_TIMEOUT_SECONDS, follow_redirects=False, trust_env=False
+    )

@@ -1,0 +1,249 @@
+"""The outbox: rows written with each job state change, claimed and settled by dispatchers.
+
+Writing happens inside the poller's transaction (``record_state_changes``), so a state change
+and its notifications commit together or not at all. A duplicate (a second poller applying
+the same change) hits the unique key and is dropped by ``ON CONFLICT DO NOTHING`` instead of
+failing the poller's whole transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db import unit_of_work
+from app.models import DeliveryAttempt, Job, Notification, NotificationRule, User, utc_now
+from app.notifications.events import events_for
+from app.notifications.retry import retry_delay
+
+
+@dataclass(frozen=True, slots=True)
+class StateChange:
+    job_id: int
+    owner_user_id: int
+    from_state: str | None
+    to_state: str
+    has_start_time: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """A notification this dispatcher holds, with everything its delivery needs."""
+
+    id: int
+    token: str
+    attempt: int
+    user_id: int
+    event: str
+    job_state: str
+    channel: str
+    email: str | None
+    webhook_url: str | None
+    secret: str | None
+    job: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    is_success: bool
+    status_code: int | None = None
+    response: str | None = None
+    error: str | None = None
+    # Trying again cannot help (a refused address, a mailbox that does not exist).
+    is_permanent: bool = False
+
+
+async def _rules_for(
+    session: AsyncSession, changes: Sequence[StateChange]
+) -> list[NotificationRule]:
+    owners = {change.owner_user_id for change in changes}
+    jobs = {change.job_id for change in changes}
+    query = select(NotificationRule).where(
+        or_(
+            and_(NotificationRule.job_id.is_(None), NotificationRule.user_id.in_(owners)),
+            NotificationRule.job_id.in_(jobs),
+        )
+    )
+    return list(await session.scalars(query))
+
+
+def _applies(rule: NotificationRule, change: StateChange, event: str) -> bool:
+    if rule.event != event:
+        return False
+    if rule.job_id is None:
+        return rule.user_id == change.owner_user_id
+    return rule.job_id == change.job_id
+
+
+def _outbox_rows(
+    rules: Sequence[NotificationRule], changes: Sequence[StateChange], now: datetime
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "rule_id": rule.id,
+            "user_id": rule.user_id,
+            "job_id": change.job_id,
+            "event": event,
+            "job_state": change.to_state,
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+        }
+        for change in changes
+        for event in events_for(
+            change.from_state, change.to_state, has_start_time=change.has_start_time
+        )
+        for rule in rules
+        if _applies(rule, change, event)
+    ]
+
+
+async def record_state_changes(session: AsyncSession, changes: Sequence[StateChange]) -> int:
+    """Outbox rows for the rules these changes meet, in the caller's transaction."""
+    if not changes:
+        return 0
+    rows = _outbox_rows(await _rules_for(session, changes), changes, utc_now())
+    if not rows:
+        return 0
+    dialect = session.get_bind().dialect.name
+    insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(Notification)
+    statement = insert.on_conflict_do_nothing(index_elements=["rule_id", "job_id", "event"])
+    await session.execute(statement, rows)
+    return len(rows)
+
+
+def _claimable(now: datetime) -> ColumnElement[bool]:
+    return and_(
+        Notification.status == "pending",
+        Notification.next_attempt_at <= now,
+        or_(Notification.claimed_until.is_(None), Notification.claimed_until < now),
+    )
+
+
+def _job_facts(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "slurm_job_id": job.slurm_job_id,
+        "name": job.name,
+        "cluster": job.cluster,
+        "state": job.state,
+        "exit_code": job.exit_code,
+        "started_at": job.started_at.isoformat() if job.started_at else None,
+        "ended_at": job.ended_at.isoformat() if job.ended_at else None,
+    }
+
+
+async def _claimed_rows(session: AsyncSession, token: str) -> list[Claimed]:
+    query = (
+        select(Notification, NotificationRule, Job, User.email)
+        .join(NotificationRule, NotificationRule.id == Notification.rule_id)
+        .join(Job, Job.id == Notification.job_id)
+        .join(User, User.id == Notification.user_id)
+        .where(Notification.claim_token == token)
+        .order_by(Notification.id)
+    )
+    return [
+        Claimed(
+            id=row.id,
+            token=token,
+            attempt=row.attempts,
+            user_id=row.user_id,
+            event=row.event,
+            job_state=row.job_state,
+            channel=rule.channel,
+            email=email,
+            webhook_url=rule.webhook_url,
+            secret=rule.secret,
+            job=_job_facts(job) | {"state": row.job_state},
+        )
+        for row, rule, job, email in await session.execute(query)
+    ]
+
+
+async def claim(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    *,
+    now: datetime,
+    limit: int,
+    duration: timedelta,
+) -> list[Claimed]:
+    """Take up to ``limit`` due notifications for ``duration``; no other dispatcher gets them.
+
+    PostgreSQL: the candidates are locked with SKIP LOCKED, so two dispatchers take disjoint
+    batches without waiting on each other. Both databases: the UPDATE repeats the claimable
+    condition, so a row another dispatcher claimed in between is not taken again (SQLite
+    runs one writer at a time, and its UPDATE sees the other's committed claim).
+    """
+    token = str(uuid.uuid4())
+    async with unit_of_work(sessionmaker) as session:
+        candidates = (
+            select(Notification.id)
+            .where(_claimable(now))
+            .order_by(Notification.next_attempt_at, Notification.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        ids = list(await session.scalars(candidates))
+        if not ids:
+            return []
+        await session.execute(
+            update(Notification)
+            .where(Notification.id.in_(ids), _claimable(now))
+            .values(
+                claim_token=token,
+                claimed_until=now + duration,
+                attempts=Notification.attempts + 1,
+            )
+            .execution_options(synchronize_session=False)
+        )
+        return await _claimed_rows(session, token)
+
+
+def _settled(claimed: Claimed, outcome: Outcome, now: datetime) -> dict[str, Any]:
+    if outcome.is_success:
+        return {"status": "sent", "sent_at": now}
+    wait = None if outcome.is_permanent else retry_delay(claimed.attempt)
+    if wait is None:
+        return {"status": "failed"}
+    return {"status": "pending", "next_attempt_at": now + wait}
+
+
+async def settle(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    claimed: Claimed,
+    outcome: Outcome,
+    now: datetime,
+) -> None:
+    """Log the attempt and release the claim: sent, failed for good, or due again later.
+
+    The row changes only while this claim is still the row's: a dispatcher that stalled past
+    its claim logs what happened but leaves the row to whoever holds it now.
+    """
+    async with unit_of_work(sessionmaker) as session:
+        session.add(
+            DeliveryAttempt(
+                notification_id=claimed.id,
+                user_id=claimed.user_id,
+                attempt=claimed.attempt,
+                at=now,
+                channel=claimed.channel,
+                is_success=outcome.is_success,
+                status_code=outcome.status_code,
+                response=(outcome.response or None) and (outcome.response or "")[:500],
+                error=outcome.error,
+            )
+        )
+        await session.execute(
+            update(Notification)
+            .where(Notification.id == claimed.id, Notification.claim_token == claimed.token)
+            .values(claim_token=None, claimed_until=None, **_settled(claimed, outcome, now))
+            .execution_options(synchronize_session=False)
+        )

@@ -1,0 +1,232 @@
+"""Notification rules and the delivery log, for their owner only (both surfaces use these)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings
+from app.errors import NotFound, ValidationFailed
+from app.jobs.authz import get_visible_job
+from app.models import DeliveryAttempt, Job, Notification, NotificationRule, User
+from app.notifications import signing
+from app.notifications.events import CHANNELS, NOTIFY_EVENTS, Channel
+from app.notifications.urls import UnsafeUrl, check_target
+from app.users.actor import Actor
+
+MAX_RULES = 50
+LOG_LENGTH = 50
+
+
+@dataclass(frozen=True, slots=True)
+class RuleDraft:
+    event: str
+    channel: str
+    job_id: int | None = None
+    webhook_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """Where notifications may go, as this portal is configured."""
+
+    has_email: bool
+    allow_private_webhooks: bool
+
+    @classmethod
+    def of(cls, settings: Settings) -> Delivery:
+        return cls(bool(settings.smtp_host), settings.webhook_allow_private)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleView:
+    id: int
+    event: str
+    channel: str
+    job_id: int | None
+    job_name: str | None
+    target: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedRule:
+    rule: RuleView
+    # The webhook's signing secret: returned by the creating request only.
+    secret: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptView:
+    at: datetime
+    channel: str
+    event: str
+    job_id: int
+    job_name: str
+    attempt: int
+    is_success: bool
+    status_code: int | None
+    response: str | None
+    error: str | None
+
+
+async def _own_email(session: AsyncSession, actor: Actor) -> str | None:
+    return await session.scalar(select(User.email).where(User.id == actor.user_id))
+
+
+def _view(rule: NotificationRule, job_name: str | None, email: str | None) -> RuleView:
+    target = rule.webhook_url if rule.channel == Channel.WEBHOOK else email
+    return RuleView(
+        rule.id,
+        rule.event,
+        rule.channel,
+        rule.job_id,
+        job_name,
+        target or "your e-mail address",
+        rule.created_at,
+    )
+
+
+async def list_rules(
+    session: AsyncSession, actor: Actor, *, job_id: int | None = None
+) -> list[RuleView]:
+    """The actor's rules, newest first; with ``job_id``, only those for that one job."""
+    query = (
+        select(NotificationRule, Job.name)
+        .outerjoin(Job, Job.id == NotificationRule.job_id)
+        .where(NotificationRule.user_id == actor.user_id)
+        .order_by(NotificationRule.id.desc())
+    )
+    if job_id is not None:
+        query = query.where(NotificationRule.job_id == job_id)
+    email = await _own_email(session, actor)
+    return [_view(rule, name, email) for rule, name in await session.execute(query)]
+
+
+def _choice_problems(draft: RuleDraft) -> dict[str, str]:
+    problems = {}
+    if draft.event not in NOTIFY_EVENTS:
+        problems["event"] = "Choose when to be told: when a job starts, ends or fails."
+    if draft.channel not in CHANNELS:
+        problems["channel"] = "Choose e-mail or webhook."
+    return problems
+
+
+async def _channel_problems(
+    session: AsyncSession, actor: Actor, draft: RuleDraft, delivery: Delivery
+) -> dict[str, str]:
+    if draft.channel == Channel.EMAIL:
+        if not delivery.has_email:
+            return {
+                "channel": "This portal sends no e-mail; use a webhook, or ask the "
+                "administrators to configure a mail server."
+            }
+        if not await _own_email(session, actor):
+            return {
+                "channel": "Your account has no e-mail address; ask an administrator to "
+                "add one, or use a webhook."
+            }
+        return {}
+    if not (draft.webhook_url or "").strip():
+        return {"webhook_url": "Give the address the webhook is sent to."}
+    try:
+        await check_target(draft.webhook_url or "", allow_private=delivery.allow_private_webhooks)
+    except UnsafeUrl as error:
+        return {"webhook_url": str(error)}
+    return {}
+
+
+async def _is_duplicate(
+    session: AsyncSession, actor: Actor, draft: RuleDraft, url: str | None
+) -> bool:
+    query = select(NotificationRule.id).where(
+        NotificationRule.user_id == actor.user_id,
+        NotificationRule.event == draft.event,
+        NotificationRule.channel == draft.channel,
+        NotificationRule.job_id.is_(None)
+        if draft.job_id is None
+        else NotificationRule.job_id == draft.job_id,
+        NotificationRule.webhook_url.is_(None)
+        if url is None
+        else NotificationRule.webhook_url == url,
+    )
+    return (await session.scalars(query.limit(1))).first() is not None
+
+
+async def _limits(session: AsyncSession, actor: Actor, draft: RuleDraft, url: str | None) -> None:
+    if await _is_duplicate(session, actor, draft, url):
+        raise ValidationFailed("You already have this rule.")
+    count = await session.scalar(
+        select(func.count()).where(NotificationRule.user_id == actor.user_id)
+    )
+    if (count or 0) >= MAX_RULES:
+        raise ValidationFailed(
+            f"You have {MAX_RULES} rules, the most one account may have; delete one first."
+        )
+
+
+async def create_rule(
+    session: AsyncSession, actor: Actor, draft: RuleDraft, delivery: Delivery
+) -> CreatedRule:
+    """A new rule of the actor's; a one-job rule needs a job the actor may see."""
+    # A job the actor may not see is "not found" before anything else is said about it.
+    job = None if draft.job_id is None else await get_visible_job(session, actor, draft.job_id)
+    problems = _choice_problems(draft)
+    problems = problems or await _channel_problems(session, actor, draft, delivery)
+    if problems:
+        raise ValidationFailed(fields=problems)
+    url = (draft.webhook_url or "").strip() if draft.channel == Channel.WEBHOOK else None
+    await _limits(session, actor, draft, url)
+    rule = NotificationRule(
+        user_id=actor.user_id,
+        event=draft.event,
+        job_id=draft.job_id,
+        channel=draft.channel,
+        webhook_url=url,
+        secret=signing.new_secret() if url else None,
+    )
+    session.add(rule)
+    await session.flush()
+    view = _view(rule, job.name if job else None, await _own_email(session, actor))
+    return CreatedRule(view, rule.secret)
+
+
+async def delete_rule(session: AsyncSession, actor: Actor, rule_id: int) -> None:
+    """Deletes the rule with its pending notifications and their delivery log."""
+    rule = await session.get(NotificationRule, rule_id)
+    if rule is None or rule.user_id != actor.user_id:
+        raise NotFound("No such notification rule.")
+    await session.delete(rule)
+    await session.flush()
+
+
+async def list_attempts(
+    session: AsyncSession, actor: Actor, *, limit: int = LOG_LENGTH
+) -> list[AttemptView]:
+    """The actor's latest delivery attempts, newest first."""
+    query = (
+        select(DeliveryAttempt, Notification.event, Job.id, Job.name)
+        .join(Notification, Notification.id == DeliveryAttempt.notification_id)
+        .join(Job, Job.id == Notification.job_id)
+        .where(DeliveryAttempt.user_id == actor.user_id)
+        .order_by(DeliveryAttempt.id.desc())
+        .limit(limit)
+    )
+    return [
+        AttemptView(
+            row.at,
+            row.channel,
+            event,
+            job_id,
+            job_name,
+            row.attempt,
+            row.is_success,
+            row.status_code,
+            row.response,
+            row.error,
+        )
+        for row, event, job_id, job_name in await session.execute(query)
+    ]
