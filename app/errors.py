@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.not_found import is_in_path, missing_at, missing_in_path
 from app.templating import is_htmx, render
 
 logger = logging.getLogger(__name__)
@@ -93,8 +94,36 @@ _HTTP_ERROR_TYPES = {
 }
 
 
+class PageVisitors(Protocol):
+    """Who is browsing, as the web surface knows it, so that an HTML error page keeps the
+    visitor's own layout: their navigation and user menu, or the sign-in link."""
+
+    async def identify(self, request: Request) -> None:
+        """Find the visitor when no route did (an unknown address)."""
+
+    def page_values(self, request: Request) -> Mapping[str, Any]:
+        """The layout's template values for the visitor found so far (none: signed out)."""
+
+
 def is_api_request(request: Request) -> bool:
     return request.url.path.startswith("/api/")
+
+
+def _visitors(request: Request) -> PageVisitors | None:
+    visitors: PageVisitors | None = request.app.state.page_visitors
+    return visitors
+
+
+async def _identify(request: Request) -> None:
+    """Resolve the visitor before a whole HTML error page is drawn (toasts need no layout)."""
+    visitors = _visitors(request)
+    if visitors is None or is_api_request(request) or is_htmx(request):
+        return
+    try:
+        await visitors.identify(request)
+    except Exception:
+        # The page that reports an error must not fail in turn (a database that is down).
+        logger.warning("could not tell who is browsing %s", request.url.path, exc_info=True)
 
 
 def error_response(
@@ -109,7 +138,13 @@ def error_response(
             if error.raw:
                 body["raw"] = error.raw
         return JSONResponse(body, status_code=error.status_code, headers=headers)
-    context = {"error": error, "status_code": error.status_code, "fields": fields}
+    visitors = _visitors(request)
+    context = {
+        **(visitors.page_values(request) if visitors else {}),
+        "error": error,
+        "status_code": error.status_code,
+        "fields": fields,
+    }
     if is_htmx(request):
         # htmx shows the message as a toast instead of replacing the element that asked.
         toast_headers = {"HX-Retarget": "#toasts", "HX-Reswap": "beforeend", **(headers or {})}
@@ -147,27 +182,46 @@ def _from_http_exception(error: StarletteHTTPException) -> PortalError:
     return generic
 
 
+def _page_validation_failure(error: RequestValidationError) -> PortalError:
+    """On a page, a malformed id in the address is a page that does not exist."""
+    if not is_in_path(error.errors()):
+        return validation_failure(error)
+    return NotFound(missing_in_path(error.errors()))
+
+
 async def _handle_portal_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, PortalError)
+    await _identify(request)
     return error_response(request, error)
 
 
 async def _handle_request_validation(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)
-    return error_response(request, validation_failure(error))
+    if is_api_request(request):
+        return error_response(request, validation_failure(error))
+    await _identify(request)
+    return error_response(request, _page_validation_failure(error))
 
 
 async def _handle_http_exception(request: Request, error: Exception) -> Response:
     assert isinstance(error, StarletteHTTPException)
-    return error_response(request, _from_http_exception(error), headers=error.headers)
+    portal_error = _from_http_exception(error)
+    if error.status_code == 404 and not is_api_request(request):
+        missing = missing_at(request.app.routes, request.url.path)
+        portal_error = NotFound(missing) if missing else portal_error
+    await _identify(request)
+    return error_response(request, portal_error, headers=error.headers)
 
 
 async def _handle_unexpected(request: Request, error: Exception) -> Response:
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
+    await _identify(request)
     return error_response(request, InternalError())
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(app: FastAPI, visitors: PageVisitors | None = None) -> None:
+    """Error answers for both surfaces; ``visitors`` lets HTML errors keep the page layout."""
+    app.state.page_visitors = visitors
     app.add_exception_handler(PortalError, _handle_portal_error)
     app.add_exception_handler(RequestValidationError, _handle_request_validation)
     app.add_exception_handler(StarletteHTTPException, _handle_http_exception)

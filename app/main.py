@@ -51,6 +51,7 @@ from app.web import (
 )
 from app.web import jobs as job_pages
 from app.web.auth import WebContextDep
+from app.web.error_pages import WebVisitors
 from app.web.proxies import ForwardedForMiddleware
 from app.web.router import router as web_router
 from app.web.settings import WebSettings, load_web_settings, web_settings_of
@@ -178,7 +179,7 @@ def create_app(
     )
     app.state.services = build_services(settings, clusters, schedulers, apps)
     app.state.web_settings = web_settings or load_web_settings()
-    install_error_handlers(app)
+    install_error_handlers(app, WebVisitors())
     app.add_middleware(SecurityHeadersMiddleware)
     observability.install(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=_max_body_bytes)

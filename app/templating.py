@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 from jinja2_fragments.fastapi import Jinja2Blocks
+from markupsafe import Markup
 
 from app.job_templates.values import DURATION_READING
 
@@ -22,10 +24,25 @@ def is_htmx(request: Request) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
+def local_time(moment: datetime | None, *, seconds: bool = True) -> Markup:
+    """A ``<time>`` in UTC that static/js/local-time.js rewrites into the reader's time zone,
+    keeping the UTC reading as its title; a dash when there is no time."""
+    if moment is None:
+        return Markup("—")
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+    shown = utc.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M") + " UTC"
+    stamp = utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+    precision = "second" if seconds else "minute"
+    return Markup('<time datetime="{}" title="{}" data-local-time="{}">{}</time>').format(
+        stamp, shown, precision, shown
+    )
+
+
 def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates = Jinja2Blocks(directory=str(directory))
     templates.env.globals["site_name"] = "HPC Portal"
     templates.env.globals["duration_reading"] = DURATION_READING
+    templates.env.filters["local_time"] = local_time
     return templates
 
 

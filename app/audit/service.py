@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, select
+from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, ValidationFailed
@@ -21,7 +21,8 @@ from app.models import AUDIT_SURFACES, AuditEvent, User, utc_now
 from app.reports.csv_export import safe_cells
 from app.users.actor import Actor
 
-MAX_PAGE = 500
+# What the audit page shows at once; older and newer events are a link away.
+PAGE_SIZE = 50
 _Q = TypeVar("_Q", bound=Select[*tuple[Any, ...]])
 CSV_LIMIT = 100_000
 
@@ -127,6 +128,67 @@ async def search(
         query = query.where(AuditEvent.id < before_id)
     rows = (await session.execute(query)).all()
     return [_row(row[0], row[1]) for row in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    """One page of events, newest first, and the ids the neighbouring pages start from."""
+
+    rows: list[AuditRow]
+    older_than: int | None
+    """The next page holds the events below this id; None on the last page."""
+    newer_than: int | None
+    """The previous page holds the events above this id; None on the first page."""
+
+
+def _events(wanted: AuditFilter) -> Select[AuditEvent, str]:
+    query = select(AuditEvent, User.login).outerjoin(User, User.id == AuditEvent.actor_user_id)
+    return _filtered(query, wanted.checked())
+
+
+async def _fetch(
+    session: AsyncSession, query: Select[AuditEvent, str], size: int
+) -> list[AuditRow]:
+    rows = (await session.execute(query.limit(size + 1))).all()
+    return [_row(row[0], row[1]) for row in rows]
+
+
+async def _exists(session: AsyncSession, wanted: AuditFilter, where: ColumnElement[bool]) -> bool:
+    query = _events(wanted).where(where).limit(1)
+    return (await session.execute(query)).first() is not None
+
+
+async def page(
+    session: AsyncSession,
+    actor: Actor,
+    wanted: AuditFilter,
+    *,
+    before_id: int | None = None,
+    after_id: int | None = None,
+    size: int = PAGE_SIZE,
+) -> AuditPage:
+    """The events below ``before_id`` (the next page) or just above ``after_id`` (the
+    previous one), newest first; one more row than shown tells whether more follow."""
+    _require_admin(actor)
+    if after_id is not None:
+        query = _events(wanted).where(AuditEvent.id > after_id).order_by(AuditEvent.id.asc())
+        found = await _fetch(session, query, size)
+        if len(found) > size:
+            rows = found[:size][::-1]
+            has_older = await _exists(session, wanted, AuditEvent.id < rows[-1].id)
+            return AuditPage(rows, rows[-1].id if has_older else None, rows[0].id)
+        # Nothing newer is left beyond these: that is the first page, shown in full.
+        before_id = None
+    query = _events(wanted).order_by(AuditEvent.id.desc())
+    if before_id is not None:
+        query = query.where(AuditEvent.id < before_id)
+    found = await _fetch(session, query, size)
+    rows = found[:size]
+    older_than = rows[-1].id if len(found) > size else None
+    is_first = before_id is None or not rows
+    if is_first or not await _exists(session, wanted, AuditEvent.id > rows[0].id):
+        return AuditPage(rows, older_than, None)
+    return AuditPage(rows, older_than, rows[0].id)
 
 
 async def known_actions(session: AsyncSession, actor: Actor) -> list[str]:

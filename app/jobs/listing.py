@@ -9,6 +9,7 @@ their array unless one is searched for by its id (``169_2``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 
@@ -62,3 +63,16 @@ async def list_page(
     )
     has_more = len(found) > size
     return found[:size], found[size - 1].job.id if has_more else None
+
+
+async def portal_ids(
+    session: AsyncSession, actor: Actor, slurm_jobs: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """The portal's id for each (cluster, Slurm id) that names a job ``actor`` may see; a
+    Slurm id reused after a cluster's state was wiped names the newest such job."""
+    wanted = set(slurm_jobs)
+    visible = repository.visible_jobs_query(
+        actor.user_id, actor.is_site_admin, sorted(actor.project_roles)
+    )
+    found = await repository.ids_by_slurm_id(session, visible, sorted({s for _, s in wanted}))
+    return {(cluster, slurm): id_ for id_, cluster, slurm in found if (cluster, slurm) in wanted}

@@ -107,6 +107,17 @@ def visible_jobs_query(
     return query.where(or_(Job.owner_user_id == actor_user_id, Job.project_id.in_(project_ids)))
 
 
+async def ids_by_slurm_id(
+    session: AsyncSession, visible: Select[Job], slurm_ids: Sequence[str]
+) -> list[tuple[int, str, str]]:
+    """(portal id, cluster, Slurm id) of the ``visible`` jobs with one of ``slurm_ids``."""
+    if not slurm_ids:
+        return []
+    query = visible.with_only_columns(Job.id, Job.cluster, Job.slurm_job_id)
+    rows = await session.execute(query.where(Job.slurm_job_id.in_(slurm_ids)).order_by(Job.id))
+    return [(row[0], row[1], row[2] or "") for row in rows]
+
+
 def apply_filters(query: Select[Job], filters: JobFilters) -> Select[Job]:
     if filters.states:
         query = query.where(Job.state.in_(filters.states))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import date
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import Form, Query, Request
 from fastapi.responses import Response
@@ -14,7 +15,7 @@ from app.admin.associations import SlurmState, fetch_slurm_state
 from app.audit import service as audit
 from app.deps import ClustersDep, SessionDep
 from app.errors import ValidationFailed
-from app.params import FIRST_DAY, LAST_DAY
+from app.params import FIRST_DAY, LAST_DAY, MAX_ID
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import build_adapter
 from app.templating import render
@@ -25,6 +26,31 @@ router = csrf_protected_router(prefix="/admin")
 Text = Annotated[str | None, Query()]
 # Beyond these the day-after arithmetic of the filter overflows.
 Day = Annotated[date | None, Query(ge=FIRST_DAY, le=LAST_DAY)]
+EventId = Annotated[int | None, Query(ge=0, le=MAX_ID)]
+
+
+def _filter_query(wanted: audit.AuditFilter) -> str:
+    """The filters as a query string, carried by the CSV and the page links."""
+    pairs = {
+        "login": wanted.actor_login,
+        "action": wanted.action,
+        "surface": wanted.surface,
+        "since": wanted.since,
+        "until": wanted.until,
+    }
+    return urlencode({key: value for key, value in pairs.items() if value})
+
+
+def _page_links(base: str, filters: str, found: audit.AuditPage) -> dict[str, str | None]:
+    def link(cursor: str, event_id: int | None) -> str | None:
+        if event_id is None:
+            return None
+        return f"{base}?{'&'.join(p for p in (filters, f'{cursor}={event_id}') if p)}"
+
+    return {
+        "older_url": link("before", found.older_than),
+        "newer_url": link("after", found.newer_than),
+    }
 
 
 @router.get("/audit", name="admin_audit")
@@ -39,15 +65,29 @@ async def audit_page(
     since: Day = None,
     until: Day = None,
     format: Text = None,
+    before: EventId = None,
+    after: EventId = None,
 ) -> Response:
     wanted = audit.AuditFilter(login or None, action or None, surface or None, since, until)
     if format == "csv":
         rows = await audit.search(session, actor, wanted, limit=audit.CSV_LIMIT)
         headers = {"Content-Disposition": 'attachment; filename="audit.csv"'}
         return Response(audit.to_csv(rows), media_type="text/csv", headers=headers)
-    rows = await audit.search(session, actor, wanted, limit=audit.MAX_PAGE)
+    found = await audit.page(session, actor, wanted, before_id=before, after_id=after)
     actions = await audit.known_actions(session, actor)
-    context = page_context(web, rows=rows, filters=wanted, actions=actions, query=request.url.query)
+    query = _filter_query(wanted)
+    base = str(request.url_for("admin_audit").path)
+    context = page_context(
+        web,
+        rows=found.rows,
+        filters=wanted,
+        actions=actions,
+        query=query,
+        page_size=audit.PAGE_SIZE,
+        is_paged=before is not None or after is not None,
+        first_url=f"{base}?{query}" if query else base,
+        **_page_links(base, query, found),
+    )
     return render(request, "admin/audit.html", context)
 
 

@@ -109,8 +109,14 @@ def _anonymous(request: Request) -> WebContext:
     return WebContext(actor=None, csrf_token=_derived_token(request, "anon-csrf", secret))
 
 
-async def get_web_context(request: Request, session: SessionDep) -> WebContext:
+def known_web_context(request: Request) -> WebContext | None:
+    """The visitor as found earlier in this request, if anything asked yet."""
     cached: WebContext | None = getattr(request.state, "web_context", None)
+    return cached
+
+
+async def get_web_context(request: Request, session: SessionDep) -> WebContext:
+    cached = known_web_context(request)
     if cached is not None:
         return cached
     context = (

@@ -20,6 +20,7 @@ from app.jobs.end_causes import (
 )
 from app.jobs.tasks import TaskRollup
 from app.models import Job, JobEvent
+from app.templating import local_time
 
 _STATE_LABELS = {
     "submitting": "Submitting",
@@ -100,7 +101,8 @@ def state_badge(state: str) -> StateBadge:
 
 
 def format_time(moment: datetime | None) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment else "—"
+    """The moment as a ``<time>`` element the pages show in the reader's time zone."""
+    return local_time(moment)
 
 
 def pending_reason(job: Job) -> str | None:
@@ -139,6 +141,13 @@ class Usage:
     time_note: str = ""
     memory_note: str = ""
     """What the figures are of, where that is not plain (an array's tasks)."""
+
+    @property
+    def memory_over(self) -> str | None:
+        """How far the job went over the memory it asked for, in words; None within it."""
+        if self.memory_share is None or self.memory_share <= 100:
+            return None
+        return f"used {self.memory_share / 100:.1f} times the memory asked for"
 
 
 def _share(part: float | None, whole: float | None) -> float | None:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Query, Request
 from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.deps import SessionDep
+from app.jobs import listing
 from app.models import utc_now
 from app.reports import efficiency, limits
 from app.reports.chart import chart_series, render_svg
 from app.reports.usage import CSV_DOWNLOAD_HEADERS, METRICS, UsageQuery, usage_csv, usage_report
 from app.templating import render
+from app.users.actor import Actor
+from app.web import usage_views as views
 from app.web.admin_common import page_context
 from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
 
@@ -65,11 +69,23 @@ async def usage_page(
         units=UNITS,
         chart=svg,
         series=chart_series(report, metric),
-        by_user=await efficiency.efficiency_by(session, actor, "user", query.start, query.end),
-        by_project=await efficiency.efficiency_by(
-            session, actor, "project", query.start, query.end
-        ),
-        wasteful=await efficiency.wasteful_jobs(session, actor, query.start, query.end),
         limits=await limits.limit_statuses(session, actor, utc_now().date()),
+        **await _efficiency(session, actor, query),
     )
     return render(request, "usage/index.html", context)
+
+
+async def _efficiency(session: AsyncSession, actor: Actor, query: UsageQuery) -> dict[str, Any]:
+    """Efficiency per user and project, and the wasteful jobs linked to their pages."""
+    start, end = query.start, query.end
+    by_user = await efficiency.efficiency_by(session, actor, "user", start, end)
+    by_project = await efficiency.efficiency_by(session, actor, "project", start, end)
+    wasteful = await efficiency.wasteful_jobs(session, actor, start, end)
+    ids = await listing.portal_ids(
+        session, actor, ((w.row.cluster, w.row.job_id) for w in wasteful)
+    )
+    return {
+        "by_user": views.efficiency_rows(by_user),
+        "by_project": views.efficiency_rows(by_project),
+        "wasteful": views.wasteful_rows(wasteful, ids),
+    }

@@ -445,6 +445,13 @@ async def test_owner_holds_a_pending_job_and_releases_a_held_one(
     assert action in fake.calls
 
 
+def _time_element(moment: datetime) -> str:
+    """A time as the pages send it: UTC, which the browser rewrites into its own zone."""
+    utc = f"{moment:%Y-%m-%d %H:%M:%S} UTC"
+    stamp = f"{moment:%Y-%m-%dT%H:%M:%S}Z"
+    return f'<time datetime="{stamp}" title="{utc}" data-local-time="second">{utc}</time>'
+
+
 async def test_pending_job_shows_slurms_expected_start_as_an_estimate_until_it_runs(
     client: httpx.AsyncClient,
     people: World,
@@ -464,10 +471,10 @@ async def test_pending_job_shows_slurms_expected_start_as_an_estimate_until_it_r
     await poll_cluster_once(sessionmaker, "testcluster", fake)
     running = await client.get(f"/jobs/{job.id}")
 
-    estimate = f"{expected:%Y-%m-%d %H:%M:%S} UTC"
+    estimate = _time_element(expected)
     assert "<dt>Started</dt><dd>—</dd>" in pending.text
     assert f"<strong>Expected to start:</strong> {estimate}" in pending.text
     assert f'<span class="job-starts">expected to start {estimate}</span>' in listed.text
     assert started is not None
-    assert f"<dt>Started</dt><dd>{started:%Y-%m-%d %H:%M:%S} UTC</dd>" in running.text
+    assert f"<dt>Started</dt><dd>{_time_element(started)}</dd>" in running.text
     assert "Expected to start" not in running.text

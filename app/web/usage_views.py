@@ -1,0 +1,90 @@
+"""The usage page's efficiency figures as the page prints them.
+
+A ratio of used to requested above 1 is not an efficiency of over 100 %: the job used more
+than it asked for (Slurm did not enforce the limit, or sampled it late). Such a figure is
+shown as "over 100 %" with how far over, in a warning colour, never as "822 %".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from app.reports.efficiency import GroupEfficiency, WastefulJob
+
+CPU_OVER = "used {:.1f} times the CPU time of its CPUs"
+MEMORY_OVER = "used {:.1f} times the memory asked for"
+TIME_OVER = "ran {:.1f} times its time limit"
+WASTE_PATTERNS = {
+    "memory_oversized": "asked for 10 times the memory it used or more",
+    "cpu_underused": "CPUs busy under 25 % of the time",
+    "time_limit_oversized": "time limit 10 times its run time or more",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """A used/requested ratio: ``text`` to print and, above 100 %, ``over`` in words."""
+
+    text: str
+    over: str | None = None
+
+
+def share(ratio: float | None, over_words: str) -> Share:
+    if ratio is None:
+        return Share("—")
+    percent = round(ratio * 100)
+    # A no-break space keeps "12 %" on one line in a narrow column.
+    if percent <= 100:
+        return Share(f"{percent}\u00a0%")
+    return Share("over\u00a0100\u00a0%", over_words.format(ratio))
+
+
+@dataclass(frozen=True, slots=True)
+class EfficiencyRow:
+    group: str
+    cpu: Share
+    memory: Share
+    jobs: int
+
+
+def efficiency_rows(groups: Sequence[GroupEfficiency]) -> list[EfficiencyRow]:
+    return [
+        EfficiencyRow(g.group, share(g.cpu, CPU_OVER), share(g.memory, MEMORY_OVER), g.jobs)
+        for g in groups
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class WastefulRow:
+    slurm_id: str
+    job_url: str | None
+    """The job's page, when the job is in the portal and the reader may see it."""
+    user: str
+    account: str
+    cpu: Share
+    memory: Share
+    time: Share
+    patterns: tuple[str, ...]
+
+
+def wasteful_rows(
+    jobs: Sequence[WastefulJob], portal_ids: Mapping[tuple[str, str], int]
+) -> list[WastefulRow]:
+    rows = []
+    for job in jobs:
+        portal_id = portal_ids.get((job.row.cluster, job.row.job_id))
+        efficiency = job.efficiency
+        rows.append(
+            WastefulRow(
+                slurm_id=job.row.job_id,
+                job_url=f"/jobs/{portal_id}" if portal_id is not None else None,
+                user=job.row.user_name or "—",
+                account=job.row.account or "—",
+                cpu=share(efficiency.cpu, CPU_OVER),
+                memory=share(efficiency.memory, MEMORY_OVER),
+                time=share(efficiency.time, TIME_OVER),
+                patterns=tuple(WASTE_PATTERNS.get(flag, flag) for flag in efficiency.flags),
+            )
+        )
+    return rows
