@@ -12,7 +12,9 @@ from app.reports.usage import UsageReport
 PALETTE = ("#2563eb", "#16a34a", "#d97706", "#dc2626", "#7c3aed", "#0891b2", "#6b7280")
 MAX_SERIES = 6
 OTHER = "other"
-WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 720, 260, 56, 28, 12
+# TOP leaves a line above the plot for the unit, clear of the highest tick's label.
+WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 720, 280, 56, 28, 32
+FONT = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +78,10 @@ def _axis(ceiling: float, plot_h: float, unit: str) -> list[str]:
         y = TOP + plot_h - plot_h * tick / 4
         parts.append(
             f'<line x1="{LEFT}" x2="{WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>'
-            f'<text x="{LEFT - 4}" y="{y + 4:.1f}" text-anchor="end" font-size="10">'
+            f'<text x="{LEFT - 4}" y="{y + 4:.1f}" text-anchor="end" font-size="{FONT}">'
             f"{value:g}</text>"
         )
-    parts.append(f'<text x="4" y="{TOP + 4}" font-size="10">{escape(unit)}</text>')
+    parts.append(f'<text x="4" y="{FONT + 2}" font-size="{FONT}">{escape(unit)}</text>')
     return parts
 
 
@@ -106,7 +108,7 @@ def _period_labels(periods: Sequence[str], slot: float) -> list[str]:
     every = max(1, len(periods) // 12)
     return [
         f'<text x="{LEFT + i * slot + slot / 2:.1f}" y="{HEIGHT - 10}" text-anchor="middle" '
-        f'font-size="10">{escape(period[5:] if len(periods) > 1 else period)}</text>'
+        f'font-size="{FONT}">{escape(period[5:] if len(periods) > 1 else period)}</text>'
         for i, period in enumerate(periods)
         if i % every == 0
     ]
