@@ -13,6 +13,7 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
+from app.files.service import FilesService
 from app.jobs.service import JobService
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import Schedulers
@@ -67,6 +68,10 @@ def get_disk_usage_service(request: Request) -> DiskUsageService:
     return services_of(request.app).disk_usage
 
 
+def get_files_service(request: Request) -> FilesService:
+    return services_of(request.app).files
+
+
 # scope="function": commit before the response is sent, so a failed commit is reported as
 # an error and the client never sees success for data that was not saved.
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
@@ -77,3 +82,4 @@ ClusterNamesDep = Annotated[tuple[str, ...], Depends(get_cluster_names)]
 RegistryDep = Annotated[Schedulers, Depends(get_registry)]
 JobServiceDep = Annotated[JobService, Depends(get_job_service)]
 DiskUsageServiceDep = Annotated[DiskUsageService, Depends(get_disk_usage_service)]
+FilesServiceDep = Annotated[FilesService, Depends(get_files_service)]

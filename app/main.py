@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -32,6 +33,7 @@ from app.config import (
     unknown_variables,
 )
 from app.errors import install_error_handlers
+from app.files.service import UPLOAD_PART_BYTES
 from app.observability.metrics import forget_process
 from app.observability.scheduler import InstrumentedRegistry
 from app.poller.runner import run_poller
@@ -63,6 +65,9 @@ POLLER_STOP_SECONDS = 15.0
 # Interactive apps' paths (app_proxy), whose bodies stream through unread.
 APP_PROXY_PREFIX = "/apps/sessions/"
 UNLIMITED_BODY = 2**62
+# A piece of a file upload, on the pages and the API: sized by the upload protocol, not by
+# the site's limit for forms, so a lower PORTAL_MAX_BODY_BYTES cannot break uploads.
+UPLOAD_PART_PATH = re.compile(r"(/api/v1)?/files/[^/]+/uploads/[0-9a-f]{32}")
 # app/_static is the top-level static/ (a link in a checkout, copied files when installed).
 STATIC_DIR = Path(__file__).resolve().parent / "_static"
 
@@ -142,6 +147,8 @@ def _max_body_bytes(scope: Scope) -> int:
     # the portal holds none of them, so its own limit does not apply.
     if str(scope.get("path", "")).startswith(APP_PROXY_PREFIX):
         return UNLIMITED_BODY
+    if UPLOAD_PART_PATH.fullmatch(str(scope.get("path", ""))):
+        return UPLOAD_PART_BYTES
     return web_settings_of(scope["app"]).max_body_bytes
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker
+from app.files.service import FilesService
 from app.interactive.definitions import AppDefinition
 from app.interactive.proxy import upstream_client
 from app.jobs.service import JobService
@@ -35,6 +36,7 @@ class Services:
     schedulers: Schedulers
     jobs: JobService
     disk_usage: DiskUsageService
+    files: FilesService
     cluster_names: tuple[str, ...] = field(default=())
     apps: Mapping[str, AppDefinition] = field(default_factory=dict)
     # For interactive apps' servers on compute nodes: readiness checks and the proxy.
@@ -63,6 +65,9 @@ def build_services(
         schedulers=schedulers,
         jobs=JobService(sessionmaker, schedulers, roots),
         disk_usage=DiskUsageService(schedulers),
+        files=FilesService(
+            schedulers, {name: config.browse_roots for name, config in clusters.items()}
+        ),
         cluster_names=tuple(sorted(schedulers)),
         apps=apps,
     )

@@ -19,6 +19,7 @@ from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import ClusterConfig
 from app.scheduler.disk_usage import FilesystemUsage
 from app.scheduler.errors import InvalidSpec, SubmitRejected
+from app.scheduler.files import FileStore, file_store_of
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import (
     Association,
@@ -38,6 +39,11 @@ class InstrumentedAdapter:
     def __init__(self, cluster: str, inner: SchedulerAdapter) -> None:
         self.cluster = cluster
         self.inner = inner
+
+    @property
+    def files(self) -> FileStore | None:
+        """The wrapped adapter's file store: files are not scheduler calls."""
+        return file_store_of(self.inner)
 
     async def _timed(self, kind: str, call: Awaitable[T]) -> T:
         started = time.perf_counter()

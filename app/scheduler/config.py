@@ -45,6 +45,13 @@ class ClusterConfig:
     # Run as the user on the login host; empty turns the disk usage panel off for the cluster.
     disk_usage_command: tuple[str, ...] = ()
     disk_usage_format: DiskUsageFormat = "auto"
+    # What the Files pages may browse; empty means the log roots. "~" is the user's home.
+    file_roots: tuple[str, ...] = ()
+
+    @property
+    def browse_roots(self) -> tuple[str, ...]:
+        """The roots the Files pages offer: ``file_roots``, else ``log_roots``."""
+        return self.file_roots or self.log_roots
 
     @property
     def is_host_key_checked(self) -> bool:
@@ -95,6 +102,7 @@ class _ClusterEntry(BaseModel):
     ssh_max_sessions: int = Field(default=DEFAULT_SSH_MAX_SESSIONS, ge=1, le=1024)
     disk_usage_command: tuple[str, ...] = ()
     disk_usage_format: DiskUsageFormat = "auto"
+    file_roots: tuple[str, ...] = ()
 
     @field_validator("disk_usage_command", mode="before")
     @classmethod
@@ -110,6 +118,8 @@ class _ClusterEntry(BaseModel):
             raise ValueError("rest transport needs rest_url and jwt_key")
         if not all(root.startswith("/") for root in self.log_roots):
             raise ValueError("log_roots must be absolute paths")
+        if not all(root == "~" or root.startswith("/") for root in self.file_roots):
+            raise ValueError('file_roots must be absolute paths or "~" (the user\'s home)')
         if not all(argument.strip() for argument in self.disk_usage_command):
             raise ValueError("disk_usage_command must not contain empty arguments")
         return self
@@ -153,6 +163,7 @@ def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
         ssh_max_sessions=entry.ssh_max_sessions,
         disk_usage_command=entry.disk_usage_command,
         disk_usage_format=entry.disk_usage_format,
+        file_roots=entry.file_roots,
     )
 
 

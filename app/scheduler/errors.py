@@ -215,3 +215,35 @@ def classify_control_error(text: str) -> SchedulerError:
     if "invalid job id" in lowered or "unable to find" in lowered:
         return JobNotFound(_last_error_line(text) or "unknown job")
     return SchedulerError(_last_error_line(text) or "the scheduler refused the request")
+
+
+class FileNotFound(FileUnavailable):
+    """No such file or folder on the cluster."""
+
+
+class FileAccessDenied(FileUnavailable):
+    """The user's own Unix permissions refuse the operation."""
+
+
+class OutsideRoots(FileUnavailable):
+    """The path, once its symlinks are resolved on the cluster, lies outside the roots."""
+
+
+class InvalidFilePath(SchedulerError):
+    """A path or a new name the portal will not send to the cluster; says why."""
+
+
+class FileExists(SchedulerError):
+    """Something of that name is already there."""
+
+
+class FolderNotEmpty(SchedulerError):
+    """A folder to delete still holds entries."""
+
+
+class UploadOutOfStep(SchedulerError):
+    """An upload's piece does not continue the part already written."""
+
+    def __init__(self, message: str, expected_offset: int) -> None:
+        super().__init__(message)
+        self.expected_offset = expected_offset

@@ -24,6 +24,7 @@ from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.array_pages import task_context
 from app.web.auth import CurrentUser, WebContextDep
+from app.web.files import job_file_links
 from app.web.views import page
 from app.wiring import services_of
 
@@ -112,6 +113,9 @@ async def job_detail(
     shown: TasksShownDep,
 ) -> Response:
     context = await _page_context(session, actor, job_id, web.csrf_token, shown)
+    job = context["job"]
+    username = await repository.get_cluster_username(session, job.owner_user_id, job.cluster)
+    context["file_links"] = job_file_links(services_of(request.app).files, job, username)
     return page(request, web, "jobs/detail.html", context)
 
 

@@ -5,6 +5,8 @@ from fastapi import APIRouter
 from app.web import (
     array_pages,
     disk_usage,
+    files,
+    files_changes,
     job_detail,
     notifications,
     script_pages,
@@ -26,3 +28,5 @@ router.include_router(job_detail.router)
 # Before the job pages' "/jobs/{id}/{action}" too: "/jobs/{id}/notify" is its own page.
 router.include_router(notifications.router)
 router.include_router(disk_usage.router)
+router.include_router(files.router)
+router.include_router(files_changes.router)

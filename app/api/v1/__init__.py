@@ -7,6 +7,7 @@ from fastapi.routing import APIRoute
 
 from app.api.v1.routes import (
     clusters,
+    files,
     jobs,
     logs,
     me,
@@ -29,6 +30,11 @@ TAGS = [
         "description": "Submit, list, cancel, hold, release and resubmit jobs; array tasks; "
         "a job's script and state history.",
     },
+    {
+        "name": "files",
+        "description": "Your files on a cluster over SFTP, as you: browse, download, upload "
+        "in pieces, create folders, rename, delete; only under the cluster's roots.",
+    },
     {"name": "logs", "description": "A job's output and errors, page by page or followed live."},
     {"name": "usage", "description": "Who used what, for managers and administrators (CSV too)."},
     {
@@ -50,7 +56,7 @@ def operation_id(route: APIRoute) -> str:
 
 
 router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
-MODULES = (me, projects, clusters, templates, jobs, tasks, scripts, logs, usage, sessions)
+MODULES = (me, projects, clusters, templates, jobs, tasks, scripts, logs, files, usage, sessions)
 for module in (*MODULES, notifications):
     router.include_router(module.router)
 router.include_router(sessions.apps)

@@ -32,6 +32,7 @@ from app.scheduler.errors import (
 from app.scheduler.slurm import commands, parsing
 from app.scheduler.slurm.rest import RestTransport
 from app.scheduler.slurm.rest_jobs import RestJobs
+from app.scheduler.slurm.sftp import SftpFiles
 from app.scheduler.slurm.ssh import SshTransport
 from app.scheduler.types import (
     Association,
@@ -61,6 +62,8 @@ class SlurmAdapter:
         self.ssh = ssh
         self.rest = rest
         self.rest_jobs = RestJobs(rest) if rest is not None else None
+        # Files travel over SFTP on the same pooled connections as the user's commands.
+        self.files = SftpFiles(ssh, config.browse_roots)
         # Preflight reuses these briefly: two of its four SSH round trips per submission.
         self._associations: TtlCache[str, list[Association]] = TtlCache(preflight_cache_seconds)
         self._partitions: TtlCache[str, list[PartitionInfo]] = TtlCache(preflight_cache_seconds)

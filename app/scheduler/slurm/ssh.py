@@ -11,7 +11,8 @@ import asyncio
 import secrets
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +87,8 @@ class _Entry:
     # refused session from costing the connection that carries the others.
     channels: asyncio.Semaphore
     active: int = 0
+    # The user's SFTP session, opened on first use and kept for the connection's life.
+    sftp: Any = None
 
 
 class _ChannelClosed(Exception):
@@ -192,6 +195,49 @@ class SshTransport:
                 raise OutputTooLarge(f"command output exceeded {self.output_cap} bytes")
             parts.append(chunk)
         return b"".join(parts)
+
+    @asynccontextmanager
+    async def sftp(self, as_user: str) -> AsyncIterator[Any]:
+        """The user's SFTP session on their pooled connection (asyncssh ``SFTPClient``).
+
+        One session per connection serves every file request of that user: asyncssh
+        pipelines requests over it. It holds one of the connection's ``ssh_max_sessions``
+        while open, so commands and SFTP together stay within sshd's MaxSessions. The
+        connection counts as busy while the caller holds the session, so a long download
+        is never evicted as idle; a session found lost is dropped and opened again next time.
+        """
+        if as_user in self.config.reserved_users:
+            raise PermissionDenied(f"refusing to act as {as_user!r} for a user")
+        entry = await self._sftp_entry(as_user)
+        entry.active += 1
+        try:
+            yield entry.sftp
+        except (asyncssh.SFTPConnectionLost, asyncssh.ConnectionLost, _ChannelClosed) as exc:
+            await self._evict((self.config.name, as_user), entry)
+            raise SchedulerUnavailable(f"connection lost: {exc}") from exc
+        finally:
+            entry.active -= 1
+            entry.last_used = time.monotonic()
+
+    async def _sftp_entry(self, user: str) -> _Entry:
+        for attempt in (1, 2):
+            entry = await self._connection(user)
+            async with self._locks[(self.config.name, user)]:
+                if entry.sftp is not None:
+                    return entry
+                await entry.channels.acquire()
+                try:
+                    entry.sftp = await asyncio.wait_for(
+                        entry.conn.start_sftp_client(path_errors="surrogateescape"),
+                        self.connect_timeout,
+                    )
+                    return entry
+                except (asyncssh.Error, OSError, TimeoutError) as exc:
+                    entry.channels.release()
+                    await self._evict((self.config.name, user), entry)
+                    if attempt == 2:
+                        raise SchedulerUnavailable(f"cannot start SFTP: {exc}") from exc
+        raise AssertionError("unreachable")
 
     async def _connection(self, user: str) -> _Entry:
         key = (self.config.name, user)

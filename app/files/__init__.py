@@ -1,0 +1,1 @@
+"""Files on the clusters, browsed and changed as the user over SFTP."""
