@@ -16,6 +16,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -38,6 +39,18 @@ _lock = threading.Lock()
 _executor: ProcessPoolExecutor | None = None
 
 
+def _exit_with_parent(parent: int) -> None:
+    """In a worker: exit once the web process is gone. Each worker holds both ends of the
+    pool's queues, so a web process killed with SIGKILL would otherwise leave it waiting."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(2.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
@@ -48,7 +61,12 @@ def _pool() -> ProcessPoolExecutor:
         if _executor is None:
             # spawn: a fresh interpreter, not a fork of a process holding sockets and threads.
             context = multiprocessing.get_context("spawn")
-            _executor = ProcessPoolExecutor(max_workers=_workers(), mp_context=context)
+            _executor = ProcessPoolExecutor(
+                max_workers=_workers(),
+                mp_context=context,
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
         return _executor
 
 

@@ -1,0 +1,45 @@
+"""A web process killed with SIGKILL leaves no preview worker behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+# Starts the pool, prints its workers' pids, then waits to be killed.
+STARTER = """
+import asyncio, sys, time
+from app.web import render_pool
+asyncio.run(render_pool.warm())
+print(*render_pool._pool()._processes, flush=True)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purposes: it only waits for its new parent to reap it.
+    status = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    return status != "Z"
+
+
+def test_preview_workers_exit_when_the_web_process_is_killed() -> None:
+    web = subprocess.Popen(
+        [sys.executable, "-c", STARTER], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert web.stdout is not None
+    workers = [int(pid) for pid in web.stdout.readline().split()]
+    assert workers and all(_alive(pid) for pid in workers)
+    web.send_signal(signal.SIGKILL)
+    web.wait(timeout=10)
+    deadline = time.monotonic() + 15
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in workers)
