@@ -76,6 +76,8 @@ async def _path_values(session: AsyncSession, people: World) -> dict[str, str]:
         "rule_id": str(rule.id),
         "app_name": "jupyterlab",
         "path": "api/kernels",
+        "cluster": "testcluster",
+        "upload_id": "0" * 32,
     }
 
 
