@@ -52,7 +52,9 @@ SECRET_SCRIPT = "#!/bin/bash\necho BOB-PRIVATE-SCRIPT-9Z\n"
 SECRET_TEMPLATE = "bobs-private-template-4K"
 SECRET_APP_TOKEN = "bobs-jupyter-secret-Zx81q"
 # Route parameters that name no one's data: a cluster or a log stream is shared by all.
-SHARED_PARAMETERS = {"cluster", "stream", "action", "version", "app_name", "path"}
+# Not another user's record: an upload id is chosen by the uploader and names a part file in
+# a folder of their own, reached as them (tests/integration/files cover other users' files).
+SHARED_PARAMETERS = {"cluster", "stream", "action", "version", "app_name", "path", "upload_id"}
 ALLOWED = {401, 403, 404, 405, 409}
 # Well-formed bodies, so a refusal comes from authorization and not from validation.
 API_BODIES: dict[str, dict[str, Any]] = {
@@ -145,6 +147,7 @@ def _values(victim: Victim) -> dict[str, str]:
         "rule_id": str(victim.rule_id),
         "app_name": "jupyterlab",
         "path": "api/kernels",
+        "upload_id": "0" * 32,
     }
 
 
