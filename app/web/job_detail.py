@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import release_connection
 from app.deps import SessionDep
 from app.jobs import repository, states, tasks
 from app.jobs import service as jobs
@@ -116,6 +117,9 @@ async def job_detail(
     job = context["job"]
     username = await repository.get_cluster_username(session, job.owner_user_id, job.cluster)
     context["file_links"] = job_file_links(services_of(request.app).files, job, username)
+    # The reads are done: the page renders without holding a pooled connection, which a
+    # live job page asks for every few seconds.
+    await release_connection(session)
     return page(request, web, "jobs/detail.html", context)
 
 
@@ -124,6 +128,7 @@ async def job_status(
     request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, job_id: PathId
 ) -> Response:
     context = await detail_context(session, actor, job_id, web.csrf_token)
+    await release_connection(session)
     return page(request, web, "jobs/detail.html", context, block="job_status")
 
 
