@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, ValidationFailed
+from app.scheduler.disk_usage import binary_scale
 from app.scheduler.errors import (
     FileAccessDenied,
     FileExists,
@@ -76,11 +77,8 @@ class Download:
 
 def format_size(amount: int) -> str:
     """``1.5 MiB``: binary units, one decimal."""
-    value, units = float(amount), ("B", "KiB", "MiB", "GiB", "TiB")
-    unit = 0
-    while value >= 1024 and unit < len(units) - 1:
-        value, unit = value / 1024, unit + 1
-    return f"{amount} B" if unit == 0 else f"{value:.1f} {units[unit]}"
+    value, unit = binary_scale(amount)
+    return f"{amount} B" if unit == "B" else f"{value:.1f} {unit}"
 
 
 @contextmanager

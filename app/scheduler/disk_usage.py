@@ -77,6 +77,17 @@ _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s?(?:([kmgtpe])(i?)(b?)|(b))?", re.IGNORECA
 _COUNT = re.compile(r"(\d+(?:\.\d+)?)([kmgt]?)", re.IGNORECASE)
 
 
+BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+def binary_scale(amount: int) -> tuple[float, str]:
+    """``amount`` bytes in the largest binary unit that keeps it at 1 or more."""
+    value, unit = float(amount), 0
+    while value >= 1024 and unit < len(BINARY_UNITS) - 1:
+        value, unit = value / 1024, unit + 1
+    return value, BINARY_UNITS[unit]
+
+
 def size_in_bytes(text: str, *, bare_unit: int = 1) -> int:
     """``1024M``, ``2.1GiB``, ``5T``, ``109k`` in bytes; a bare number counts ``bare_unit``.
 

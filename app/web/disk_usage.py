@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from app.deps import ClusterNamesDep, DiskUsageServiceDep
-from app.scheduler.disk_usage import FilesystemUsage, QuotaFigures
+from app.scheduler.disk_usage import FilesystemUsage, QuotaFigures, binary_scale
 from app.storage.service import (
     ClusterDiskUsage,
     DiskUsageProblem,
@@ -24,7 +24,6 @@ from app.web.views import page
 
 router = APIRouter(include_in_schema=False)
 
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 _STATUS = {"warning": ("Near the limit", "waiting"), "critical": ("At the limit", "bad")}
 
 
@@ -58,13 +57,11 @@ class ClusterPanel:
 
 def format_bytes(amount: int) -> str:
     """Binary units, one decimal below 100: ``2.1 GiB``, ``512 MiB``."""
-    value, unit = float(amount), 0
-    while value >= 1024 and unit < len(_UNITS) - 1:
-        value, unit = value / 1024, unit + 1
-    if unit == 0:
+    value, unit = binary_scale(amount)
+    if unit == "B":
         return f"{amount} B"
     shown = f"{value:.1f}".removesuffix(".0") if value < 100 else f"{value:.0f}"
-    return f"{shown} {_UNITS[unit]}"
+    return f"{shown} {unit}"
 
 
 def format_count(amount: int) -> str:
