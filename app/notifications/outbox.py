@@ -177,26 +177,26 @@ async def claim(
 ) -> list[Claimed]:
     """Take up to ``limit`` due notifications for ``duration``; no other dispatcher gets them.
 
-    PostgreSQL: the candidates are locked with SKIP LOCKED, so two dispatchers take disjoint
-    batches without waiting on each other. Both databases: the UPDATE repeats the claimable
-    condition, so a row another dispatcher claimed in between is not taken again (SQLite
-    runs one writer at a time, and its UPDATE sees the other's committed claim).
+    One UPDATE whose subquery picks the candidates, so choosing and claiming are one step.
+    PostgreSQL locks the candidates with SKIP LOCKED, so two dispatchers take disjoint batches
+    without waiting on each other. SQLite runs one writer at a time and evaluates the subquery
+    under its write lock, so the second dispatcher chooses among the rows the first left.
     """
     token = str(uuid.uuid4())
+    candidates = (
+        select(Notification.id)
+        .where(_claimable(now))
+        .order_by(Notification.next_attempt_at, Notification.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
     async with unit_of_work(sessionmaker) as session:
-        candidates = (
-            select(Notification.id)
-            .where(_claimable(now))
-            .order_by(Notification.next_attempt_at, Notification.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-        ids = list(await session.scalars(candidates))
-        if not ids:
+        # A plain read first: an idle cycle should not take SQLite's write lock.
+        if await session.scalar(select(Notification.id).where(_claimable(now)).limit(1)) is None:
             return []
         await session.execute(
             update(Notification)
-            .where(Notification.id.in_(ids), _claimable(now))
+            .where(Notification.id.in_(candidates), _claimable(now))
             .values(
                 claim_token=token,
                 claimed_until=now + duration,
