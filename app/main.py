@@ -54,6 +54,7 @@ from app.web import (
 from app.web import jobs as job_pages
 from app.web.auth import WebContextDep
 from app.web.error_pages import WebVisitors
+from app.web.language import LocaleMiddleware
 from app.web.proxies import ForwardedForMiddleware
 from app.web.router import router as web_router
 from app.web.settings import WebSettings, load_web_settings, web_settings_of
@@ -188,6 +189,7 @@ def create_app(
     app.state.web_settings = web_settings or load_web_settings()
     install_error_handlers(app, WebVisitors())
     app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(LocaleMiddleware)
     observability.install(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=_max_body_bytes)
     # Outermost, so every other layer sees the address it resolved.

@@ -13,6 +13,7 @@ from fastapi.responses import Response
 from jinja2_fragments.fastapi import Jinja2Blocks
 from markupsafe import Markup
 
+from app import i18n
 from app.job_templates.values import DURATION_READING
 
 # app/_templates is the top-level templates/ (a link in a checkout, copied when installed).
@@ -38,8 +39,23 @@ def local_time(moment: datetime | None, *, seconds: bool = True) -> Markup:
     )
 
 
+def _template_gettext(message: str) -> str:
+    # No formatting here: Jinja's new-style gettext fills %(name)s in after escaping.
+    return i18n.translations(i18n.current_locale()).gettext(message)
+
+
+def _template_ngettext(singular: str, plural: str, count: int) -> str:
+    return i18n.translations(i18n.current_locale()).ngettext(singular, plural, count)
+
+
 def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates = Jinja2Blocks(directory=str(directory))
+    # Messages are translated when a page is rendered, in the request's language (app.i18n).
+    templates.env.add_extension("jinja2.ext.i18n")
+    templates.env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext=_template_gettext, ngettext=_template_ngettext, newstyle=True
+    )
+    templates.env.globals["current_locale"] = i18n.current_locale
     templates.env.globals["site_name"] = "HPC Portal"
     templates.env.globals["duration_reading"] = DURATION_READING
     templates.env.filters["local_time"] = local_time

@@ -21,6 +21,8 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(255))
     is_site_admin: Mapped[bool] = mapped_column(default=False)
     is_active: Mapped[bool] = mapped_column(default=True)
+    # The interface language the user chose; null follows the browser's Accept-Language.
+    locale: Mapped[str | None] = mapped_column(String(8))
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
 
     cluster_accounts: Mapped[list[UserClusterAccount]] = relationship(

@@ -20,6 +20,8 @@ class Actor:
     project_roles: Mapping[int, str] = field(default_factory=dict)
     # cluster name -> Unix/Slurm username on that cluster
     cluster_usernames: Mapping[str, str] = field(default_factory=dict)
+    # The interface language the user chose ("en", "fr"); None follows the browser.
+    locale: str | None = None
 
     def role_in(self, project_id: int | None) -> str | None:
         if project_id is None:

@@ -88,7 +88,15 @@ async def actor_for(session: AsyncSession, user: User) -> Actor:
         is_site_admin=user.is_site_admin,
         project_roles=roles,
         cluster_usernames=usernames,
+        locale=user.locale,
     )
+
+
+async def set_locale(session: AsyncSession, actor: Actor, locale: str | None) -> None:
+    """Save the interface language ``actor`` chose (None: follow the browser)."""
+    user = await session.get(User, actor.user_id)
+    if user is not None:
+        user.locale = locale
 
 
 async def cluster_username(session: AsyncSession, actor: Actor, cluster: str) -> str | None:

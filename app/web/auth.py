@@ -19,6 +19,7 @@ from itsdangerous import BadSignature, TimestampSigner
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import HTTPConnection
 
+from app import i18n
 from app.audit.service import Origin
 from app.deps import SessionDep
 from app.errors import Forbidden
@@ -125,6 +126,9 @@ async def get_web_context(request: Request, session: SessionDep) -> WebContext:
         or _anonymous(request)
     )
     request.state.web_context = context
+    if context.actor is not None:
+        # The user's own setting outranks the browser's language (LocaleMiddleware).
+        i18n.set_locale(context.actor.locale)
     return context
 
 

@@ -8,6 +8,7 @@ from app.web import (
     files,
     files_changes,
     job_detail,
+    language,
     notifications,
     script_pages,
     signin,
@@ -30,3 +31,4 @@ router.include_router(notifications.router)
 router.include_router(disk_usage.router)
 router.include_router(files.router)
 router.include_router(files_changes.router)
+router.include_router(language.router)
