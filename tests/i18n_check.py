@@ -120,7 +120,7 @@ ENGLISH_ONLY = {
     "name",
     "output",
 }
-WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019]*")
 
 
 class _VisibleText(HTMLParser):
