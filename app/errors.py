@@ -7,14 +7,17 @@ safe to show to the user; anything else (tracebacks, SQL) only goes to the log.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from babel.support import LazyProxy
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app import i18n
+from app.i18n import _, lazy_gettext, ngettext
 from app.not_found import is_in_path, missing_at, missing_in_path
 from app.templating import is_htmx, render
 
@@ -23,10 +26,11 @@ logger = logging.getLogger(__name__)
 
 class PortalError(Exception):
     status_code = 500
-    default_detail = "Something went wrong."
+    # Translated when the error is raised, in the language of the request being answered.
+    default_detail: str | LazyProxy = lazy_gettext("Something went wrong.")
 
     def __init__(self, detail: str | None = None) -> None:
-        self.detail = detail or self.default_detail
+        self.detail = detail or str(self.default_detail)
         super().__init__(self.detail)
 
     @property
@@ -36,27 +40,27 @@ class PortalError(Exception):
 
 class Unauthorized(PortalError):
     status_code = 401
-    default_detail = "You need to sign in."
+    default_detail = lazy_gettext("You need to sign in.")
 
 
 class Forbidden(PortalError):
     status_code = 403
-    default_detail = "You are not allowed to do that."
+    default_detail = lazy_gettext("You are not allowed to do that.")
 
 
 class NotFound(PortalError):
     status_code = 404
-    default_detail = "Not found."
+    default_detail = lazy_gettext("Not found.")
 
 
 class Conflict(PortalError):
     status_code = 409
-    default_detail = "That conflicts with the current state."
+    default_detail = lazy_gettext("That conflicts with the current state.")
 
 
 class ValidationFailed(PortalError):
     status_code = 422
-    default_detail = "Some values are not valid."
+    default_detail = lazy_gettext("Some values are not valid.")
 
     def __init__(
         self,
@@ -72,17 +76,19 @@ class ValidationFailed(PortalError):
 
 class BadGateway(PortalError):
     status_code = 502
-    default_detail = "The server behind the portal did not answer."
+    default_detail = lazy_gettext("The server behind the portal did not answer.")
 
 
 class ServiceUnavailable(PortalError):
     status_code = 503
-    default_detail = "A service the portal depends on is unavailable; try again shortly."
+    default_detail = lazy_gettext(
+        "A service the portal depends on is unavailable; try again shortly."
+    )
 
 
 class InternalError(PortalError):
     status_code = 500
-    default_detail = "Something went wrong on our side. It has been logged."
+    default_detail = lazy_gettext("Something went wrong on our side. It has been logged.")
 
 
 _HTTP_ERROR_TYPES = {
@@ -166,18 +172,90 @@ def _field_name(location: Sequence[Any]) -> str:
     return ".".join(parts) or "request"
 
 
-def validation_failure(error: RequestValidationError) -> ValidationFailed:
+def validation_failure(error: RequestValidationError, *, on_page: bool = False) -> ValidationFailed:
     fields: dict[str, str] = {}
     for item in error.errors():
-        fields.setdefault(_field_name(item.get("loc", ())), str(item.get("msg", "invalid")))
+        message = _page_message(item) if on_page else str(item.get("msg", "invalid"))
+        fields.setdefault(_field_name(item.get("loc", ())), message)
     return ValidationFailed(fields=fields)
+
+
+def _date_reasons() -> dict[str, str]:
+    return {
+        "input is too short": _("input is too short"),
+        "input is too long": _("input is too long"),
+        "invalid character in year": _("invalid character in year"),
+        "invalid character in month": _("invalid character in month"),
+        "invalid character in day": _("invalid character in day"),
+        "month value is outside expected range of 1-12": _(
+            "month value is outside expected range of 1-12"
+        ),
+        "day value is outside expected range": _("day value is outside expected range"),
+    }
+
+
+def _wordings(ctx: Mapping[str, Any]) -> dict[str, Callable[[], str]]:
+    """Pydantic's messages for the refusals a page's address or form meets most often."""
+    return {
+        "missing": lambda: _("Field required"),
+        "int_parsing": lambda: _(
+            "Input should be a valid integer, unable to parse string as an integer"
+        ),
+        "bool_parsing": lambda: _("Input should be a valid boolean, unable to interpret input"),
+        "greater_than_equal": lambda: _(
+            "Input should be greater than or equal to %(minimum)s", minimum=ctx.get("ge")
+        ),
+        "less_than_equal": lambda: _(
+            "Input should be less than or equal to %(maximum)s", maximum=ctx.get("le")
+        ),
+        "string_too_long": lambda: ngettext(
+            "String should have at most %(num)d character",
+            "String should have at most %(num)d characters",
+            int(ctx.get("max_length", 0)),
+        ),
+        "date_from_datetime_parsing": lambda: _(
+            "Input should be a valid date or datetime, %(reason)s",
+            reason=_date_reasons().get(str(ctx.get("error")), str(ctx.get("error"))),
+        ),
+    }
+
+
+def _page_message(item: Mapping[str, Any]) -> str:
+    """Pydantic's message for a refused value in the reader's language, when it is one we
+    know word for word (in English the same message comes out); otherwise as it was said."""
+    said = str(item.get("msg", "invalid"))
+    wording = _wordings(item.get("ctx") or {}).get(str(item.get("type")))
+    if wording is None:
+        return said
+    with i18n.use_locale(i18n.DEFAULT_LOCALE):
+        english = wording()
+    return wording() if english == said else said
+
+
+def _reason_phrase(status_code: int, detail: str) -> str:
+    """Starlette's default detail, the status's English reason phrase, in the reader's
+    language; any other detail as it was given."""
+    phrases = {
+        400: ("Bad Request", _("Bad Request")),
+        401: ("Unauthorized", _("Unauthorized")),
+        403: ("Forbidden", _("Forbidden")),
+        405: ("Method Not Allowed", _("Method Not Allowed")),
+        409: ("Conflict", _("Conflict")),
+        413: ("Request Entity Too Large", _("Request Entity Too Large")),
+        415: ("Unsupported Media Type", _("Unsupported Media Type")),
+        429: ("Too Many Requests", _("Too Many Requests")),
+        503: ("Service Unavailable", _("Service Unavailable")),
+    }
+    english, translated = phrases.get(status_code, (detail, detail))
+    return translated if detail == english else detail
 
 
 def _from_http_exception(error: StarletteHTTPException) -> PortalError:
     error_class = _HTTP_ERROR_TYPES.get(error.status_code)
+    detail = _reason_phrase(error.status_code, str(error.detail))
     if error_class is not None:
-        return error_class(None if error.status_code == 404 else str(error.detail))
-    generic = PortalError(str(error.detail))
+        return error_class(None if error.status_code == 404 else detail)
+    generic = PortalError(detail)
     generic.status_code = error.status_code
     return generic
 
@@ -185,7 +263,7 @@ def _from_http_exception(error: StarletteHTTPException) -> PortalError:
 def _page_validation_failure(error: RequestValidationError) -> PortalError:
     """On a page, a malformed id in the address is a page that does not exist."""
     if not is_in_path(error.errors()):
-        return validation_failure(error)
+        return validation_failure(error, on_page=True)
     return NotFound(missing_in_path(error.errors()))
 
 
@@ -205,18 +283,29 @@ async def _handle_request_validation(request: Request, error: Exception) -> Resp
 
 async def _handle_http_exception(request: Request, error: Exception) -> Response:
     assert isinstance(error, StarletteHTTPException)
+    # First: finding a signed-in visitor also brings in the language they chose.
+    await _identify(request)
     portal_error = _from_http_exception(error)
     if error.status_code == 404 and not is_api_request(request):
         missing = missing_at(request.app.routes, request.url.path)
         portal_error = NotFound(missing) if missing else portal_error
-    await _identify(request)
     return error_response(request, portal_error, headers=error.headers)
+
+
+def _visitors_language(request: Request) -> str:
+    """The language of the visitor's pages: their own choice, else their browser's."""
+    visitors = _visitors(request)
+    actor = visitors.page_values(request).get("actor") if visitors else None
+    chosen: str | None = getattr(actor, "locale", None)
+    return chosen or i18n.negotiate(request.headers.get("accept-language"))
 
 
 async def _handle_unexpected(request: Request, error: Exception) -> Response:
     logger.exception("unhandled error on %s %s", request.method, request.url.path)
     await _identify(request)
-    return error_response(request, InternalError())
+    # Answered outside the middleware that chose the language for the request.
+    with i18n.use_locale(_visitors_language(request)):
+        return error_response(request, InternalError())
 
 
 def install_error_handlers(app: FastAPI, visitors: PageVisitors | None = None) -> None:

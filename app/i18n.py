@@ -79,6 +79,13 @@ def ngettext(singular: str, plural: str, count: int, **params: Any) -> str:
     return text % ({"num": count} | params)
 
 
+def pgettext(context: str, message: str, **params: Any) -> str:
+    """``message`` as meant in ``context``, where one English word has two French ones
+    ("Home": the site's front page, or the user's home folder)."""
+    text = translations(_current.get()).pgettext(context, message)
+    return text % params if params else text
+
+
 _ = gettext
 
 

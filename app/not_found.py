@@ -16,6 +16,8 @@ from typing import Any
 from starlette.convertors import PathConvertor, StringConvertor
 from starlette.routing import Route, compile_path
 
+from app.i18n import _
+
 # Enough to recognise what was typed without echoing a whole pasted paragraph back.
 MAX_SHOWN = 40
 _PARAMETER = re.compile(r"\{(\w+)\}")
@@ -28,13 +30,30 @@ def _noun(parameter: str) -> str | None:
     return parameter.removesuffix("_id").replace("_", " ")
 
 
+def _no_such(noun: str, shown: str) -> str:
+    """One whole sentence per thing, so that each language can agree its words."""
+    sentences = {
+        "job": lambda: _("No job %(id)s.", id=shown),
+        "template": lambda: _("No template %(id)s.", id=shown),
+        "token": lambda: _("No token %(id)s.", id=shown),
+        "session": lambda: _("No session %(id)s.", id=shown),
+        "project": lambda: _("No project %(id)s.", id=shown),
+        "user": lambda: _("No user %(id)s.", id=shown),
+        "upload": lambda: _("No upload %(id)s.", id=shown),
+        "rule": lambda: _("No rule %(id)s.", id=shown),
+        "event": lambda: _("No event %(id)s.", id=shown),
+    }
+    sentence = sentences.get(noun)
+    return sentence() if sentence else _("Nothing has the id %(id)s.", id=shown)
+
+
 def _missing(parameter: str, value: object) -> str | None:
     noun = _noun(parameter)
     if noun is None:
         return None
     shown = str(value)
     shown = shown if len(shown) <= MAX_SHOWN else f"{shown[:MAX_SHOWN]}…"
-    return f"No {noun} {shown}."
+    return _no_such(noun, shown)
 
 
 def is_in_path(errors: Sequence[Mapping[str, Any]]) -> bool:

@@ -120,7 +120,9 @@ ENGLISH_ONLY = {
     "name",
     "output",
 }
-WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019]*")
+# A word of prose: not part of an option (--time), a path (/home), a dotted name
+# (parameters.0.name) or template syntax ({% if %}), which are not the interface's language.
+WORD = re.compile(r"(?<![-/\w.{%$@])[^\W\d_](?:[^\W\d_]|['\u2019])*(?![-/\w]|\.\w)")
 
 
 class _VisibleText(HTMLParser):
@@ -131,7 +133,7 @@ class _VisibleText(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in VOID_TAGS:
-            self._attributes(dict(attrs))
+            self._attributes(dict(attrs), is_input=tag == "input")
             return
         values = dict(attrs)
         hidden = tag in SKIPPED_TAGS or values.get("translate") == "no"
@@ -140,12 +142,13 @@ class _VisibleText(HTMLParser):
         if not self._stack[-1]:
             self._attributes(values)
 
-    def _attributes(self, values: dict[str, str | None]) -> None:
+    def _attributes(self, values: dict[str, str | None], *, is_input: bool = False) -> None:
         # What a screen reader or a tooltip says is part of the interface too.
         for name in ("aria-label", "title", "placeholder", "alt"):
             if values.get(name):
                 self.chunks.append(str(values[name]))
-        if values.get("type") in ("submit", "button") and values.get("value"):
+        # A button input shows its value; a <button>'s value is only sent, never shown.
+        if is_input and values.get("type") in ("submit", "button") and values.get("value"):
             self.chunks.append(str(values["value"]))
 
     def handle_endtag(self, tag: str) -> None:

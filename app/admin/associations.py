@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.errors import ServiceUnavailable
+from app.i18n import _
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.slurm.adapter import SlurmAdapter
 
@@ -72,7 +73,7 @@ def _sacctmgr(*words: str) -> list[str]:
 async def fetch_slurm_state(adapter: SchedulerAdapter, cluster: str) -> SlurmState:
     """Two read-only sacctmgr calls as the service identity."""
     if not isinstance(adapter, SlurmAdapter):
-        raise ServiceUnavailable("This cluster's scheduler cannot list its associations.")
+        raise ServiceUnavailable(_("This cluster's scheduler cannot list its associations."))
     assoc = await adapter.ssh.run(
         _sacctmgr("show", "associations", f"format={','.join(ASSOC_FIELDS)}")
     )
@@ -80,5 +81,7 @@ async def fetch_slurm_state(adapter: SchedulerAdapter, cluster: str) -> SlurmSta
         _sacctmgr("show", "account", "withcoord", "format=Account,Coordinators")
     )
     if assoc.exit_status != 0 or coord.exit_status != 0:
-        raise ServiceUnavailable(f"sacctmgr failed: {(assoc.stderr or coord.stderr).strip()}")
+        raise ServiceUnavailable(
+            _("sacctmgr failed: %(error)s", error=(assoc.stderr or coord.stderr).strip())
+        )
     return SlurmState(parse_associations(assoc.text, cluster), parse_coordinators(coord.text))

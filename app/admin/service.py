@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.service import Origin, record
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from app.i18n import _
 from app.models import MEMBERSHIP_ROLES, Membership, Project, User, UserClusterAccount
 from app.tokens.service import revoke_all_tokens
 from app.users import sessions
@@ -22,7 +23,7 @@ _SLURM_NAME = re.compile(r"[a-z_][a-z0-9_.-]{0,63}")
 
 def require_site_admin(actor: Actor) -> None:
     if not actor.is_site_admin:
-        raise Forbidden("Only site administrators can do that.")
+        raise Forbidden(_("Only site administrators can do that."))
 
 
 async def _audit(
@@ -73,9 +74,9 @@ async def create_user(
     require_site_admin(actor)
     login = login.strip().lower()
     if not _LOGIN.fullmatch(login):
-        raise ValidationFailed(fields={"login": "lower-case letters, digits, . _ - only"})
+        raise ValidationFailed(fields={"login": _("lower-case letters, digits, . _ - only")})
     if await session.scalar(select(User.id).where(User.login == login)) is not None:
-        raise Conflict(f"A user {login} already exists.")
+        raise Conflict(_("A user %(login)s already exists.", login=login))
     user = User(
         login=login,
         display_name=display_name.strip() or login,
@@ -93,7 +94,7 @@ async def set_user_active(
 ) -> User:
     user = await get_user(session, actor, user_id)
     if user.id == actor.user_id and not is_active:
-        raise Conflict("You cannot deactivate your own account.")
+        raise Conflict(_("You cannot deactivate your own account."))
     user.is_active = is_active
     details: dict[str, object] = {"login": user.login}
     if not is_active:
@@ -122,9 +123,13 @@ async def set_cluster_username(
     user = await get_user(session, actor, user_id)
     username = username.strip()
     if username and not _SLURM_NAME.fullmatch(username):
-        raise ValidationFailed(fields={"username": "not a valid cluster username"})
+        raise ValidationFailed(fields={"username": _("not a valid cluster username")})
     if username in reserved:
-        message = f"{username} is a service or system account on {cluster}; map a person's account."
+        message = _(
+            "%(username)s is a service or system account on %(cluster)s; map a person's account.",
+            username=username,
+            cluster=cluster,
+        )
         raise ValidationFailed(message, fields={"username": message})
     existing = await session.scalar(
         select(UserClusterAccount).where(
@@ -171,14 +176,21 @@ async def create_project(
     require_site_admin(actor)
     account = slurm_account.strip()
     if not _SLURM_NAME.fullmatch(account):
-        raise ValidationFailed(fields={"slurm_account": "not a valid Slurm account name"})
+        raise ValidationFailed(fields={"slurm_account": _("not a valid Slurm account name")})
     if not name.strip():
-        raise ValidationFailed(fields={"name": "required"})
+        raise ValidationFailed(fields={"name": _("required")})
     project = Project(
         name=name.strip(), cluster=cluster, slurm_account=account, description=description
     )
     session.add(project)
-    await _flush_or_conflict(session, f"Account {account} on {cluster} already has a project.")
+    await _flush_or_conflict(
+        session,
+        _(
+            "Account %(account)s on %(cluster)s already has a project.",
+            account=account,
+            cluster=cluster,
+        ),
+    )
     await _audit(session, actor, origin, "admin.project.create", project, account=account)
     return project
 
@@ -208,7 +220,7 @@ async def set_membership(
     project = await get_project(session, actor, project_id)
     user = await get_user(session, actor, user_id)
     if role not in MEMBERSHIP_ROLES:
-        raise ValidationFailed(fields={"role": "member or manager"})
+        raise ValidationFailed(fields={"role": _("member or manager")})
     membership = await session.scalar(
         select(Membership).where(Membership.project_id == project.id, Membership.user_id == user.id)
     )
@@ -240,7 +252,7 @@ async def remove_membership(
         select(Membership).where(Membership.project_id == project.id, Membership.user_id == user.id)
     )
     if membership is None:
-        raise NotFound("That user is not a member of the project.")
+        raise NotFound(_("That user is not a member of the project."))
     await session.delete(membership)
     await session.flush()
     await _audit(session, actor, origin, "admin.membership.remove", project, user=user.login)

@@ -17,6 +17,7 @@ from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, ValidationFailed
+from app.i18n import _
 from app.models import AUDIT_SURFACES, AuditEvent, User, utc_now
 from app.reports.csv_export import safe_cells
 from app.users.actor import Actor
@@ -65,9 +66,9 @@ class AuditFilter:
 
     def checked(self) -> AuditFilter:
         if self.surface and self.surface not in AUDIT_SURFACES:
-            raise ValidationFailed(fields={"surface": "unknown surface"})
+            raise ValidationFailed(fields={"surface": _("unknown surface")})
         if self.since and self.until and self.since > self.until:
-            raise ValidationFailed(fields={"until": "must not be before the start date"})
+            raise ValidationFailed(fields={"until": _("must not be before the start date")})
         return self
 
 
@@ -104,7 +105,7 @@ def _filtered(query: _Q, wanted: AuditFilter) -> _Q:
 
 def _require_admin(actor: Actor) -> None:
     if not actor.is_site_admin:
-        raise Forbidden("Only site administrators can read the audit trail.")
+        raise Forbidden(_("Only site administrators can read the audit trail."))
 
 
 async def search(
@@ -259,6 +260,18 @@ class Origin:
 # For actions started by the portal itself (seeding, scripts) rather than a person's request.
 SYSTEM = Origin("system")
 CLI_AGENT_PREFIX = "hpcportal-cli/"
+
+
+def surface_label(surface: str) -> str:
+    """How the audit page names a surface (the stored value is the filter's and the CSV's)."""
+    labels = {
+        "web": _("web"),
+        "api": _("api"),
+        "cli": _("cli"),
+        "poller": _("poller"),
+        "system": _("system"),
+    }
+    return labels.get(surface, surface)
 
 
 def api_surface(user_agent: str | None) -> str:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, ValidationFailed
+from app.i18n import _
 from app.scheduler.disk_usage import binary_scale
 from app.scheduler.errors import (
     FileAccessDenied,
@@ -99,7 +100,7 @@ def translated() -> Iterator[None]:
     except FileUnavailable as error:
         raise ServiceUnavailable(str(error)) from None
     except SchedulerUnavailable:
-        raise ServiceUnavailable("The cluster did not answer; try again shortly.") from None
+        raise ServiceUnavailable(_("The cluster did not answer; try again shortly.")) from None
 
 
 class FilesService:
@@ -113,13 +114,15 @@ class FilesService:
         try:
             adapter = self._schedulers.get(cluster)
         except UnknownCluster:
-            raise NotFound(f"No cluster named {cluster}.") from None
+            raise NotFound(_("No cluster named %(cluster)s.", cluster=cluster)) from None
         username = actor.username_on(cluster)
         if not username:
-            raise NotFound(f"You have no account on cluster {cluster}.")
+            raise NotFound(_("You have no account on cluster %(cluster)s.", cluster=cluster))
         store = file_store_of(adapter)
         if store is None:
-            raise NotFound(f"Cluster {cluster} does not offer access to files.")
+            raise NotFound(
+                _("Cluster %(cluster)s does not offer access to files.", cluster=cluster)
+            )
         return store, username
 
     def is_browsable(self, cluster: str, path: str | None) -> bool:
@@ -152,14 +155,17 @@ class FilesService:
         with translated():
             entry = await store.stat(path, username)
             if entry.size > VIEW_LIMIT:
-                problem = (
-                    f"This file is {format_size(entry.size)}; the portal shows files up to "
-                    f"{format_size(VIEW_LIMIT)}. Download it instead."
+                problem = _(
+                    "This file is %(size)s; the portal shows files up to %(limit)s. "
+                    "Download it instead.",
+                    size=format_size(entry.size),
+                    limit=format_size(VIEW_LIMIT),
                 )
                 return FileView(entry, None, problem)
             found = await store.read(path, username, limit=VIEW_LIMIT)
         if b"\x00" in found.data[:_SNIFF_BYTES]:
-            return FileView(entry, None, "This looks like a binary file; download it instead.")
+            problem = _("This looks like a binary file; download it instead.")
+            return FileView(entry, None, problem)
         return FileView(entry, found.data.decode("utf-8", "replace"), None)
 
     async def download(self, actor: Actor, cluster: str, path: str) -> Download:
@@ -168,7 +174,7 @@ class FilesService:
         with translated():
             entry = await store.stat(path, username)
         if entry.is_folder:
-            raise ValidationFailed(f"{entry.path} is a folder; open it instead.")
+            raise ValidationFailed(_("%(path)s is a folder; open it instead.", path=entry.path))
         return Download(entry, _translated_stream(store.stream(path, username), entry.size))
 
     async def upload_part(

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.service import SYSTEM, Origin
 from app.db import release_connection
 from app.errors import Conflict, ValidationFailed
+from app.i18n import _
 from app.interactive.connection import BadConnection, is_ready, learn_connection, target_of
 from app.interactive.definitions import AppDefinition
 from app.interactive.sessions import (
@@ -64,11 +65,14 @@ async def home_for(
     projects = await choices.actor_projects(session, actor)
     project = next((p for p in projects if p.id == project_id), None)
     if project is None:
-        raise ValidationFailed(fields={"project_id": "choose one of your projects"})
+        raise ValidationFailed(fields={"project_id": _("choose one of your projects")})
     context = await choices.context_for(session, actor, project, clusters, adapters)
     if context.home is None:
         raise ValidationFailed(
-            f"The portal could not find your home folder on cluster {project.cluster}."
+            _(
+                "The portal could not find your home folder on cluster %(cluster)s.",
+                cluster=project.cluster,
+            )
         )
     return context.home
 

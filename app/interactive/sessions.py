@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import NotFound, ValidationFailed
+from app.i18n import _
 from app.interactive.definitions import AppDefinition, Number
 from app.jobs import states
 from app.jobs.requests import JobRequest
@@ -61,29 +62,43 @@ class LaunchForm:
         )
 
 
-def _number_problem(value: int | None, limits: Number, unit: str) -> str | None:
-    if value is None or limits.min <= value <= limits.max:
-        return None
-    return f"choose {limits.min} to {limits.max} {unit}"
+def _outside(value: int | None, limits: Number) -> bool:
+    return value is not None and not limits.min <= value <= limits.max
+
+
+def _number_problems(definition: AppDefinition, form: LaunchForm) -> dict[str, str]:
+    limits = definition.form
+    problems = {}
+    if _outside(form.cores, limits.cores):
+        span = {"min": limits.cores.min, "max": limits.cores.max}
+        problems["cores"] = _("choose %(min)s to %(max)s cores", **span)
+    if _outside(form.memory_gb, limits.memory_gb):
+        span = {"min": limits.memory_gb.min, "max": limits.memory_gb.max}
+        problems["memory_gb"] = _("choose %(min)s to %(max)s GB", **span)
+    if _outside(form.time_minutes, limits.time_minutes):
+        span = {"min": limits.time_minutes.min, "max": limits.time_minutes.max}
+        problems["time_minutes"] = _("choose %(min)s to %(max)s minutes", **span)
+    if _outside(form.gpus, limits.gpus):
+        span = {"min": limits.gpus.min, "max": limits.gpus.max}
+        problems["gpus"] = _("choose %(min)s to %(max)s GPUs", **span)
+    return problems
 
 
 def check_form(definition: AppDefinition, form: LaunchForm) -> None:
     """ValidationFailed naming each field outside what the app allows."""
-    limits = definition.form
-    problems = {
-        "cores": _number_problem(form.cores, limits.cores, "cores"),
-        "memory_gb": _number_problem(form.memory_gb, limits.memory_gb, "GB"),
-        "time_minutes": _number_problem(form.time_minutes, limits.time_minutes, "minutes"),
-        "gpus": _number_problem(form.gpus, limits.gpus, "GPUs"),
-    }
+    problems = _number_problems(definition, form)
     if not all(MODULE.match(word) for word in form.modules.split()):
-        problems["modules"] = "module names only (letters, digits and ._+/-), separated by spaces"
+        problems["modules"] = _(
+            "module names only (letters, digits and ._+/-), separated by spaces"
+        )
     for field, path in (("venv", form.venv), ("work_dir", form.work_dir or "")):
         if path and not PATH.match(path):
-            problems[field] = "an absolute path on the cluster, e.g. /home/you/envs/lab"
-    shown = {field: problem for field, problem in problems.items() if problem}
-    if shown:
-        raise ValidationFailed("Some values are not valid for this app.", fields=shown)
+            problems[field] = _(
+                "an absolute path on the cluster, e.g. %(example)s",
+                example=_("/home/you/envs/lab"),
+            )
+    if problems:
+        raise ValidationFailed(_("Some values are not valid for this app."), fields=problems)
 
 
 def session_folder(home: str, session_uuid: str) -> str:
@@ -166,7 +181,7 @@ async def own_session(session: AsyncSession, actor: Actor, session_id: int) -> I
     """The actor's own session; anyone else's (an admin's included) is not found."""
     row = await session.get(InteractiveSession, session_id)
     if row is None or row.owner_user_id != actor.user_id:
-        raise NotFound("No such session.")
+        raise NotFound(_("No such session."))
     return row
 
 
@@ -180,7 +195,7 @@ async def own_session_by_uuid(
     )
     row = (await session.scalars(query)).unique().one_or_none()
     if row is None:
-        raise NotFound("No such session.")
+        raise NotFound(_("No such session."))
     return row
 
 

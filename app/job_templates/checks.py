@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.i18n import _
 from app.job_templates.schema import Parameter, TemplateSchema
 from app.job_templates.script_language import Template, evaluate
 from app.job_templates.shell_quoting import UnsafePlacement, Words, quote_pieces
@@ -55,7 +56,7 @@ def _placement_problem(template: Template, schema: TemplateSchema) -> str | None
         try:
             quote_pieces(evaluate(template, values), values)
         except UnsafePlacement as error:
-            return f"Template error: {error}."
+            return _("Template error: %(error)s.", error=str(error))
     return None
 
 
@@ -66,9 +67,10 @@ def draft_problems(template: Template, schema: TemplateSchema) -> dict[str, str]
     problems: dict[str, str] = {}
     unknown = sorted(used - known)
     if unknown:
-        problems["script"] = (
-            f"The script uses {_refs(unknown)}, which no parameter below is called: "
-            "add the parameter or correct the name."
+        problems["script"] = _(
+            "The script uses %(references)s, which no parameter below is called: "
+            "add the parameter or correct the name.",
+            references=_refs(unknown),
         )
     else:
         placement = _placement_problem(template, schema)
@@ -80,8 +82,10 @@ def draft_problems(template: Template, schema: TemplateSchema) -> dict[str, str]
         if p.name not in used and p.maps_to is None and p.type != "account"
     ]
     if unused:
-        problems["parameters"] = (
-            f"Not used anywhere: {', '.join(unused)}. Put {_refs(unused[:1])} in the script, "
-            "let the parameter set an sbatch option, or remove it."
+        problems["parameters"] = _(
+            "Not used anywhere: %(names)s. Put %(reference)s in the script, "
+            "let the parameter set an sbatch option, or remove it.",
+            names=", ".join(unused),
+            reference=_refs(unused[:1]),
         )
     return problems

@@ -14,7 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from babel.numbers import format_decimal
+
+from app import i18n
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.job_templates.coerce import GpuRequest, coerce, is_empty
 from app.job_templates.context import SubmitContext
 from app.job_templates.resources import apply_resources, check_nodes_tasks, check_partition_time
@@ -35,28 +39,34 @@ _SBATCH_WITH_EXPRESSION = re.compile(r"^\s*#SBATCH.*(\{\{|\{%)", re.MULTILINE)
 MAX_SCRIPT_CHARS = 256 * 1024
 # Rendering is linear in the source; this bound keeps one render to a few milliseconds.
 MAX_SOURCE_CHARS = 100_000
-REQUIRED_MESSAGE = "This field is required."
 
 
 def script_problem(source: str) -> str | None:
     """Why ``source`` cannot be a template script, or None."""
-    problem, _ = _checked(source)
+    problem, _template = _checked(source)
     return problem
 
 
 def _checked(source: str) -> tuple[str | None, Template | None]:
     if len(source) > MAX_SOURCE_CHARS:
-        return f"The script must be at most {MAX_SOURCE_CHARS:,} characters.", None
+        limit = format_decimal(MAX_SOURCE_CHARS, locale=i18n.current_locale())
+        return _("The script must be at most %(limit)s characters.", limit=limit), None
     if "\x00" in source:
-        return "The script must not contain NUL characters.", None
+        return _("The script must not contain NUL characters."), None
     if not source.startswith("#!"):
-        return "The script must start with an interpreter line such as #!/bin/bash.", None
+        example = "#!/bin/bash"
+        return _(
+            "The script must start with an interpreter line such as %(example)s.", example=example
+        ), None
     if _SBATCH_WITH_EXPRESSION.search(source):
-        return "Parameters cannot be used in #SBATCH lines; map them to a resource instead.", None
+        return _(
+            "Parameters cannot be used in %(directive)s lines; map them to a resource instead.",
+            directive="#SBATCH",
+        ), None
     try:
         return None, parse(source)
     except TemplateSyntaxError as error:
-        return f"Template syntax error: {error}", None
+        return _("Template syntax error: %(error)s", error=str(error)), None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +99,7 @@ def coerce_all(
         raw = _raw_value(parameter, submitted, defaults)
         if is_empty(raw):
             if parameter.required and parameter.type not in ("boolean", "gpu"):
-                errors[parameter.name] = REQUIRED_MESSAGE
+                errors[parameter.name] = _("This field is required.")
             # No words adds no argument; None would stand as one empty argument.
             values[parameter.name] = Words(()) if parameter.type == "words" else None
             continue
@@ -112,35 +122,42 @@ def _script_values(values: Mapping[str, Any]) -> dict[str, Any]:
 def _render_script(source: str, values: Mapping[str, Any]) -> QuotedScript:
     problem, template = _checked(source)
     if template is None:
-        raise ValidationFailed("The template's script is broken.", fields={"script": str(problem)})
+        raise ValidationFailed(
+            _("The template's script is broken."), fields={"script": str(problem)}
+        )
     script_values = _script_values(values)
     try:
         pieces = evaluate(template, script_values)
         quoted = quote_pieces(pieces, script_values, MAX_SCRIPT_CHARS)
     except KeyError as error:
+        problem = _("%(name)s is not a parameter", name=repr(error.args[0]))
         raise ValidationFailed(
-            "The template's script could not be rendered.",
-            fields={"script": f"Template error: {error.args[0]!r} is not a parameter."},
+            _("The template's script could not be rendered."),
+            fields={"script": _("Template error: %(error)s.", error=problem)},
         ) from None
     except ScriptTooLarge:
-        raise ValidationFailed(
-            fields={"script": "The rendered script is larger than 256 KB."}
-        ) from None
+        raise ValidationFailed(fields={"script": _too_large()}) from None
     except UnsafePlacement as error:
         raise ValidationFailed(
-            "The template's script could not be rendered.",
-            fields={"script": f"Template error: {error}."},
+            _("The template's script could not be rendered."),
+            fields={"script": _("Template error: %(error)s.", error=str(error))},
         ) from None
     if len(quoted.script) > MAX_SCRIPT_CHARS:
-        raise ValidationFailed(fields={"script": "The rendered script is larger than 256 KB."})
+        raise ValidationFailed(fields={"script": _too_large()})
     return quoted
+
+
+def _too_large() -> str:
+    return _("The rendered script is larger than %(size)s.", size="256 KB")
 
 
 def _job_name(submitted: Mapping[str, Any], fallback: str) -> tuple[str, str | None]:
     name = submitted.get("job_name")
     text = fallback if is_empty(name) else str(name).strip()
     if not _JOB_NAME.fullmatch(text):
-        return text, "Use up to 128 letters, digits, spaces and ._+- characters."
+        return text, _(
+            "Use up to %(count)s letters, digits, spaces and ._+- characters.", count=128
+        )
     return text, None
 
 
@@ -160,7 +177,9 @@ def render(
     errors = dict(coerced.errors)
     account_name = schema.account_parameter().name
     if coerced.values.get(account_name) not in (None, project.slurm_account):
-        errors[account_name] = f"This account does not belong to project {project.name}."
+        errors[account_name] = _(
+            "This account does not belong to project %(project)s.", project=project.name
+        )
     fallback = str((version.defaults or {}).get("job_name") or "job")
     name, name_error = _job_name(parameters, fallback)
     if name_error:
@@ -169,7 +188,7 @@ def render(
     errors.update(check_partition_time(schema, coerced.values, context, errors))
     errors.update(check_nodes_tasks(schema, coerced.values, errors))
     if errors:
-        raise ValidationFailed("Some values need fixing.", fields=errors)
+        raise ValidationFailed(_("Some values need fixing."), fields=errors)
     quoted = _render_script(version.script, coerced.values)
     return JobRequest(
         project_id=project.id,

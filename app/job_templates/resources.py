@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.i18n import _, ngettext
 from app.job_templates.coerce import GpuRequest
 from app.job_templates.context import SubmitContext
 from app.job_templates.schema import TemplateSchema
@@ -63,7 +64,14 @@ def check_partition_time(
     limit = partition.max_time_minutes if partition else None
     if partition is None or limit is None or values[time_name] <= limit:
         return {}
-    return {time_name: f"Partition {partition.name} allows at most {format_duration(limit)}."}
+    longest = format_duration(limit)
+    return {
+        time_name: _(
+            "Partition %(partition)s allows at most %(limit)s.",
+            partition=partition.name,
+            limit=longest,
+        )
+    }
 
 
 def check_nodes_tasks(
@@ -79,7 +87,12 @@ def check_nodes_tasks(
         return {}
     # Slurm places at least one task on every node it allocates, so the extra nodes would
     # either be refused or sit idle while charged.
-    return {
-        nodes_name: f"{nodes} nodes need at least {nodes} tasks, one per node; "
-        f"ask for {nodes} tasks or for {tasks} node{'s' if tasks != 1 else ''}."
-    }
+    message = ngettext(
+        "%(nodes)s nodes need at least %(nodes)s tasks, one per node; "
+        "ask for %(nodes)s tasks or for %(num)d node.",
+        "%(nodes)s nodes need at least %(nodes)s tasks, one per node; "
+        "ask for %(nodes)s tasks or for %(num)d nodes.",
+        tasks,
+        nodes=nodes,
+    )
+    return {nodes_name: message}

@@ -7,9 +7,13 @@ without touching the schema.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
+
+from app.i18n import _, ngettext
 
 ParameterType = Literal[
     "text",
@@ -81,14 +85,21 @@ class Parameter(BaseModel):
     @model_validator(mode="after")
     def _check_consistency(self) -> Parameter:
         if self.name in RESERVED_NAMES:
-            raise ValueError(f"the name {self.name!r} is reserved")
+            raise ValueError(_("the name %(name)s is reserved", name=repr(self.name)))
         if self.type == "choice" and not self.choices:
-            raise ValueError(f"{self.name}: a choice needs at least one option")
+            raise ValueError(_("%(name)s: a choice needs at least one option", name=self.name))
         if self.maps_to and self.type not in RESOURCE_TYPES[self.maps_to]:
             allowed = ", ".join(sorted(RESOURCE_TYPES[self.maps_to]))
-            raise ValueError(f"{self.name}: {self.maps_to} can only come from: {allowed}")
+            raise ValueError(
+                _(
+                    "%(name)s: %(resource)s can only come from: %(types)s",
+                    name=self.name,
+                    resource=self.maps_to,
+                    types=allowed,
+                )
+            )
         if self.min is not None and self.max is not None and self.min > self.max:
-            raise ValueError(f"{self.name}: min is larger than max")
+            raise ValueError(_("%(name)s: min is larger than max", name=self.name))
         return self
 
 
@@ -102,11 +113,15 @@ class TemplateSchema(BaseModel):
         names = [parameter.name for parameter in self.parameters]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
-            raise ValueError(f"parameter names must be unique: {', '.join(duplicates)}")
+            raise ValueError(
+                _("parameter names must be unique: %(names)s", names=", ".join(duplicates))
+            )
         targets = [p.maps_to for p in self.parameters if p.maps_to and p.type != "gpu"]
         repeated = sorted({t for t in targets if targets.count(t) > 1})
         if repeated:
-            raise ValueError(f"more than one parameter sets {', '.join(repeated)}")
+            raise ValueError(
+                _("more than one parameter sets %(resources)s", resources=", ".join(repeated))
+            )
         return self
 
     def get(self, name: str) -> Parameter | None:
@@ -116,7 +131,7 @@ class TemplateSchema(BaseModel):
         """The parameter choosing the account; templates without one get a standard one."""
         found = next((p for p in self.parameters if p.type == "account"), None)
         return found or Parameter(
-            name="account", label="Account", type="account", help="The allocation billed."
+            name="account", label=_("Account"), type="account", help=_("The allocation billed.")
         )
 
 
@@ -132,7 +147,49 @@ def schema_problems(raw: dict[str, Any]) -> list[str]:
         problems = []
         for item in error.errors():
             where = ".".join(str(part) for part in item["loc"])
-            message = str(item["msg"]).removeprefix("Value error, ")
+            message = _problem(item)
             problems.append(f"{where}: {message}" if where else message)
         return problems
     return []
+
+
+def _alternatives(expected: str) -> str:
+    """pydantic's "'a', 'b' or 'c'" with the last "or" in the current language."""
+    choices = re.findall(r"'[^']*'", expected)
+    if len(choices) < 2:
+        return expected
+    return _("%(first)s or %(second)s", first=", ".join(choices[:-1]), second=choices[-1])
+
+
+def _problem(item: ErrorDetails) -> str:
+    """pydantic's message for one error, in the current language where it is a common one
+    (the English is pydantic's own, word for word)."""
+    kind, context = item["type"], item.get("ctx") or {}
+    if kind == "value_error":
+        return str(context.get("error", item["msg"]))
+    if kind == "string_pattern_mismatch":
+        return _("String should match pattern '%(pattern)s'", pattern=context["pattern"])
+    if kind in ("string_too_short", "string_too_long"):
+        if kind == "string_too_short":
+            count = int(context["min_length"])
+            return ngettext(
+                "String should have at least %(num)d character",
+                "String should have at least %(num)d characters",
+                count,
+            )
+        count = int(context["max_length"])
+        return ngettext(
+            "String should have at most %(num)d character",
+            "String should have at most %(num)d characters",
+            count,
+        )
+    if kind == "literal_error":
+        return _("Input should be %(expected)s", expected=_alternatives(str(context["expected"])))
+    simple = {
+        "missing": _("Field required"),
+        "extra_forbidden": _("Extra inputs are not permitted"),
+        "float_parsing": _("Input should be a valid number, unable to parse string as a number"),
+        "bool_parsing": _("Input should be a valid boolean, unable to interpret input"),
+        "string_type": _("Input should be a valid string"),
+    }
+    return simple.get(kind, str(item["msg"]))

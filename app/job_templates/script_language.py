@@ -15,10 +15,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n import _
+
 _TAG = re.compile(r"\{\{(?P<ref>.*?)\}\}|\{%(?P<stmt>.*?)%\}|\{#.*?#\}", re.DOTALL)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _IF = re.compile(r"if\s+(?P<negate>not\s+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)")
 MAX_DEPTH = 16
+_IF_TAG = "{% if %}"
 
 
 class TemplateSyntaxError(ValueError):
@@ -65,6 +68,16 @@ def _line(source: str, offset: int) -> int:
     return source.count("\n", 0, offset) + 1
 
 
+def _at(source: str, offset: int, problem: str) -> TemplateSyntaxError:
+    """The error for ``problem``, named by the line of ``offset``."""
+    line = _line(source, offset)
+    return TemplateSyntaxError(_("line %(line)s: %(sentence)s", line=line, sentence=problem))
+
+
+def _without_if(statement: str) -> str:
+    return _("%(statement)s without its %(opening)s", statement=statement, opening=_IF_TAG)
+
+
 def _tokens(source: str) -> Iterator[tuple[str, str, int]]:
     """(kind, text, offset) with kind one of text, ref, stmt."""
     position = 0
@@ -79,8 +92,8 @@ def _tokens(source: str) -> Iterator[tuple[str, str, int]]:
     rest = source[position:]
     for opener in ("{{", "{%", "{#"):
         if opener in rest:
-            where = _line(source, position + rest.index(opener))
-            raise TemplateSyntaxError(f"line {where}: {opener} is never closed")
+            where = position + rest.index(opener)
+            raise _at(source, where, _("%(opener)s is never closed", opener=opener))
     if rest:
         yield "text", rest, position
 
@@ -104,16 +117,18 @@ def parse(source: str) -> Template:
             current.append(text)
         elif kind == "ref":
             if not _NAME.fullmatch(text):
-                raise TemplateSyntaxError(
-                    f"line {_line(source, offset)}: only a parameter name may appear in "
-                    f"{{{{ }}}}, not {text!r}"
+                problem = _(
+                    "only a parameter name may appear in %(tag)s, not %(text)s",
+                    tag="{{ }}",
+                    text=repr(text),
                 )
+                raise _at(source, offset, problem)
             current.append(Ref(text))
         else:
             _statement(stack, top, text, source, offset)
     if stack:
-        line = _line(source, stack[-1].offset)
-        raise TemplateSyntaxError(f"line {line}: this {{% if %}} has no {{% endif %}}")
+        problem = _("this %(opening)s has no %(closing)s", opening=_IF_TAG, closing="{% endif %}")
+        raise _at(source, stack[-1].offset, problem)
     return Template(tuple(top))
 
 
@@ -129,30 +144,27 @@ def _statement(stack: list[_Frame], top: list[Node], text: str, source: str, off
     opened = _IF.fullmatch(text)
     if opened:
         if len(stack) >= MAX_DEPTH:
-            raise TemplateSyntaxError(
-                f"line {_line(source, offset)}: more than {MAX_DEPTH} nested {{% if %}}"
-            )
+            problem = _("more than %(depth)s nested %(opening)s", depth=MAX_DEPTH, opening=_IF_TAG)
+            raise _at(source, offset, problem)
         name, negate = opened.group("name"), bool(opened.group("negate"))
         stack.append(_Frame(name, negate, [], None, offset))
     elif text == "else":
         if not stack or stack[-1].otherwise is not None:
-            raise TemplateSyntaxError(
-                f"line {_line(source, offset)}: {{% else %}} without its {{% if %}}"
-            )
+            raise _at(source, offset, _without_if("{% else %}"))
         stack[-1].otherwise = []
     elif text == "endif":
         if not stack:
-            raise TemplateSyntaxError(
-                f"line {_line(source, offset)}: {{% endif %}} without its {{% if %}}"
-            )
+            raise _at(source, offset, _without_if("{% endif %}"))
         frame = stack.pop()
         node = _If(frame.name, frame.negate, tuple(frame.then), tuple(frame.otherwise or ()))
         _target(stack, top).append(node)
     else:
-        raise TemplateSyntaxError(
-            f"line {_line(source, offset)}: unknown statement {{% {text[:40]} %}}; "
-            "only if NAME, if not NAME, else and endif are allowed"
+        problem = _(
+            "unknown statement %(statement)s; "
+            "only if NAME, if not NAME, else and endif are allowed",
+            statement="{% " + text[:40] + " %}",
         )
+        raise _at(source, offset, problem)
 
 
 def evaluate(template: Template, values: Mapping[str, Any]) -> list[str | Ref]:

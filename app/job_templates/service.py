@@ -7,6 +7,7 @@ administrators. A template an actor may not use is reported as not found.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.service import SYSTEM, Origin, record_action
 from app.errors import Forbidden, NotFound, ValidationFailed
+from app.i18n import _
 from app.job_templates import repository
 from app.job_templates.checks import draft_problems
 from app.job_templates.render import script_problem
@@ -25,6 +27,8 @@ from app.users.actor import Actor
 
 ListScope = Literal["mine", "projects", "site"]
 LIST_SCOPES: tuple[ListScope, ...] = ("mine", "projects", "site")
+# The note a clone's first version gets, stored in English and translated when shown.
+_CLONED = re.compile(r"Cloned from (?P<name>.+) v(?P<version>\d+)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,14 +87,14 @@ async def list_templates(
 async def get(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
     template = await repository.get_by_id(session, template_id)
     if template is None or not can_use(actor, template):
-        raise NotFound("No such template.")
+        raise NotFound(_("No such template."))
     return template
 
 
 async def get_for_edit(session: AsyncSession, actor: Actor, template_id: int) -> JobTemplate:
     template = await get(session, actor, template_id)
     if not can_edit(actor, template):
-        raise Forbidden("You can use this template but not change it; clone it instead.")
+        raise Forbidden(_("You can use this template but not change it; clone it instead."))
     return template
 
 
@@ -99,7 +103,7 @@ async def current_version(
 ) -> tuple[JobTemplate, TemplateVersion]:
     template = await get(session, actor, template_id)
     if template.current_version is None or template.is_archived:
-        raise NotFound("This template has no usable version.")
+        raise NotFound(_("This template has no usable version."))
     return template, template.current_version
 
 
@@ -118,7 +122,7 @@ async def pinned_version(
         for version in await repository.list_versions(session, template_id):
             if version.version == number:
                 return template, version
-    raise NotFound("No such template version.")
+    raise NotFound(_("No such template version."))
 
 
 async def versions(session: AsyncSession, actor: Actor, template_id: int) -> list[TemplateVersion]:
@@ -131,7 +135,7 @@ def _check_draft(draft: TemplateDraft, *, as_edited: bool = True) -> None:
     its author (a clone copies a version as it is, to be fixed in the editor)."""
     problems: dict[str, str] = {}
     if not 1 <= len(draft.name.strip()) <= 200:
-        problems["name"] = "Give the template a name of at most 200 characters."
+        problems["name"] = _("Give the template a name of at most %(limit)s characters.", limit=200)
     script = script_problem(draft.script)
     if script:
         problems["script"] = script
@@ -142,18 +146,18 @@ def _check_draft(draft: TemplateDraft, *, as_edited: bool = True) -> None:
         parsed = load_schema(dict(draft.parameter_schema))
         problems.update(draft_problems(parse(draft.script), parsed))
     if problems:
-        raise ValidationFailed("The template needs fixing.", fields=problems)
+        raise ValidationFailed(_("The template needs fixing."), fields=problems)
 
 
 def _check_scope(actor: Actor, scope: str, project_id: int | None) -> None:
     if scope == "project" and project_id is None:
-        raise ValidationFailed(fields={"scope": "Choose the project whose members may use it."})
+        raise ValidationFailed(fields={"scope": _("Choose the project whose members may use it.")})
     if scope == "site" and not actor.is_site_admin:
-        raise Forbidden("Only site administrators can create site templates.")
+        raise Forbidden(_("Only site administrators can create site templates."))
     if scope == "project" and not (actor.is_manager_of(project_id) or actor.is_site_admin):
-        raise Forbidden("Only the project's managers can create its templates.")
+        raise Forbidden(_("Only the project's managers can create its templates."))
     if scope not in ("personal", "project", "site"):
-        raise ValidationFailed(fields={"scope": "Choose personal, project or site."})
+        raise ValidationFailed(fields={"scope": _("Choose personal, project or site.")})
 
 
 async def _add_version(
@@ -254,7 +258,8 @@ async def clone(
     """A personal copy of the template's current version, owned by the actor."""
     template, version = await current_version(session, actor, template_id)
     draft = TemplateDraft(
-        name=f"{template.name} (copy)"[:200],
+        # The copy's name is its owner's to change, so it is named in their language.
+        name=_("%(name)s (copy)", name=template.name)[:200],
         description=template.description,
         script=version.script,
         parameter_schema=version.parameter_schema,
@@ -264,6 +269,14 @@ async def clone(
     copy = await _create(session, actor, draft, as_edited=False)
     await _audit(session, actor, origin, "template.clone", copy, copy_of=template.id)
     return copy
+
+
+def shown_note(note: str) -> str:
+    """A version's note as shown: the one a clone wrote in the reader's language."""
+    match = _CLONED.fullmatch(note)
+    if match is None:
+        return note
+    return _("Cloned from %(name)s v%(version)s", name=match["name"], version=match["version"])
 
 
 async def archive(

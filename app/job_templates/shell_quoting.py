@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n import _
 from app.job_templates.script_language import Ref
 from app.job_templates.shell_context import MARKER, Context, marker_contexts
 
@@ -102,8 +103,12 @@ def quote_pieces(
         out.append(tail)
         size += len(out[-2]) + len(tail)
         if limit is not None and size > limit:
-            raise ScriptTooLarge(f"the script is larger than {limit} characters")
+            raise ScriptTooLarge(_("the script is larger than %(limit)s characters", limit=limit))
     return QuotedScript("".join(out), environment)
+
+
+def _reference(name: str) -> str:
+    return "{{ " + name + " }}"
 
 
 def _placed(name: str, text: str, context: Context, environment: dict[str, str]) -> str:
@@ -111,19 +116,28 @@ def _placed(name: str, text: str, context: Context, environment: dict[str, str])
         if _NUMBER.fullmatch(text):
             return text
         raise UnsafePlacement(
-            f"{{{{ {name} }}}} is used where bash evaluates it as arithmetic or an expansion; "
-            "only numbers may go there"
+            _(
+                "%(reference)s is used where bash evaluates it as arithmetic or an expansion; "
+                "only numbers may go there",
+                reference=_reference(name),
+            )
         )
     if context in (Context.ESCAPED, Context.AFTER_DOLLAR):
-        raise UnsafePlacement(f"{{{{ {name} }}}} must not follow a backslash or a $")
+        raise UnsafePlacement(
+            _("%(reference)s must not follow a backslash or a $", reference=_reference(name))
+        )
     # Inside [[ ]] a bare word such as -f is an operator, so only a quoted value is data.
     is_operator = context == Context.TEST and text.startswith("-")
     if _INERT.fullmatch(text) and context != Context.COMMENT and not is_operator:
         return text
     if context == Context.HEREDOC_LITERAL:
         raise UnsafePlacement(
-            f"{{{{ {name} }}}} is inside a quoted here-document, which expands nothing; "
-            "use an unquoted delimiter (<<EOF) so its value can be expanded"
+            _(
+                "%(reference)s is inside a quoted here-document, which expands nothing; "
+                "use an unquoted delimiter (%(delimiter)s) so its value can be expanded",
+                reference=_reference(name),
+                delimiter="<<EOF",
+            )
         )
     environment[variable_name(name)] = text
     reference = "${" + variable_name(name) + "}"
@@ -145,8 +159,12 @@ def _placed_words(
 ) -> str:
     if context == Context.TEST:
         raise UnsafePlacement(
-            f"{{{{ {name} }}}} is a list of words, which would be several operands inside "
-            "[[ ]]; quote it there or use it as a command's arguments"
+            _(
+                "%(reference)s is a list of words, which would be several operands inside "
+                "%(test)s; quote it there or use it as a command's arguments",
+                reference=_reference(name),
+                test="[[ ]]",
+            )
         )
     if context != Context.UNQUOTED or not alone:
         # Split after X= or --opt=, the second word would become a command or an argument

@@ -1,7 +1,7 @@
 """Parsers for the value formats researchers type into submit forms.
 
 Each parser returns the portal's own unit (minutes, megabytes) or raises ValueError with a
-sentence that can be shown next to the field as it is.
+sentence, in the current language, that can be shown next to the field as it is.
 """
 
 from __future__ import annotations
@@ -9,17 +9,22 @@ from __future__ import annotations
 import math
 import re
 
+from app.i18n import _, lazy_gettext
+
 _DURATION = re.compile(
     r"(?:(?P<days>\d{1,3})-)?(?P<a>\d{1,5})(?::(?P<b>\d{1,2}))?(?::(?P<c>\d{1,2}))?"
 )
 _MEMORY = re.compile(r"(?P<amount>\d{1,9}(?:\.\d{1,3})?)\s*(?P<unit>[KMGT]?)(?:B|b|iB)?", re.I)
 _MB_PER_UNIT = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024 * 1024}
-DURATION_HINT = "use minutes or H:MM:SS as sbatch does, for example 90, 1:30:00 or 2-00:00:00"
-DURATION_READING = (
+# Shown under every duration field, in the language of the page.
+DURATION_READING = lazy_gettext(
     "As sbatch reads it: 90 is 90 minutes, 1:30:00 an hour and a half, 2-00:00:00 two days; "
     "1:30 is 1 minute 30 seconds."
 )
-MEMORY_HINT = "use a number with a unit, for example 4G or 32000M"
+
+
+def _duration_hint() -> str:
+    return _("use minutes or H:MM:SS as sbatch does, for example 90, 1:30:00 or 2-00:00:00")
 
 
 def _clock_seconds(days: int, parts: list[int]) -> int:
@@ -33,7 +38,7 @@ def _clock_seconds(days: int, parts: list[int]) -> int:
     else:
         hours, minutes, seconds = parts
     if (minutes > 59 and (days or len(parts) > 1)) or seconds > 59:
-        raise ValueError(DURATION_HINT)
+        raise ValueError(_duration_hint())
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
@@ -41,12 +46,12 @@ def parse_duration(text: str) -> int:
     """``1:30:00`` → 90; ``2-00:00:00`` → 2880. Seconds round up, as Slurm does."""
     match = _DURATION.fullmatch(text.strip())
     if match is None:
-        raise ValueError(DURATION_HINT)
+        raise ValueError(_duration_hint())
     days = int(match["days"] or 0)
     parts = [int(part) for part in (match["a"], match["b"], match["c"]) if part is not None]
     seconds = _clock_seconds(days, parts)
     if seconds <= 0:
-        raise ValueError("must be longer than zero")
+        raise ValueError(_("must be longer than zero"))
     return math.ceil(seconds / 60)
 
 
@@ -62,10 +67,10 @@ def parse_memory(text: str) -> int:
     """``4G`` → 4096; ``32000M`` → 32000; a bare number is megabytes, as in sbatch."""
     match = _MEMORY.fullmatch(text.strip())
     if match is None:
-        raise ValueError(MEMORY_HINT)
+        raise ValueError(_("use a number with a unit, for example 4G or 32000M"))
     megabytes = float(match["amount"]) * _MB_PER_UNIT[match["unit"].upper()]
     if megabytes < 1:
-        raise ValueError("must be at least 1M")
+        raise ValueError(_("must be at least %(least)s", least="1M"))
     return math.ceil(megabytes)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, NotFound
+from app.i18n import _
 from app.jobs import repository
 from app.models import Job
 from app.users.actor import Actor
@@ -35,7 +36,7 @@ async def get_visible_job(session: AsyncSession, actor: Actor, job_id: int) -> J
     """
     job = await repository.get_by_id(session, job_id)
     if job is None or not can_view(actor, job):
-        raise NotFound("No such job.")
+        raise NotFound(_("No such job."))
     return job
 
 
@@ -43,5 +44,5 @@ async def get_actionable_job(session: AsyncSession, actor: Actor, job_id: int) -
     """The job, or NotFound (cannot see it) / Forbidden (can see it, may not act on it)."""
     job = await get_visible_job(session, actor, job_id)
     if not can_act(actor, job):
-        raise Forbidden("Only the job's owner or a manager of its project may do that.")
+        raise Forbidden(_("Only the job's owner or a manager of its project may do that."))
     return job

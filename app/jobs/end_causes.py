@@ -10,24 +10,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from app.jobs import states
+from app.i18n import _
+from app.jobs import event_notes, states
 from app.models import Job
 
 MEMORY_KILL_SHARE = 0.9
 # slurmstepd could not start the batch script (on Slurm 22.05, typically a missing
 # --output/--error folder); the job ends FAILED with this "signal".
 LAUNCH_FAILURE_SIGNAL = 53
-
-_SIGNALS = {
-    6: "it aborted (SIGABRT)",
-    9: "it was killed (SIGKILL)",
-    11: "it crashed with a segmentation fault (SIGSEGV)",
-    15: "it was asked to stop (SIGTERM)",
-}
-_EXIT_CODES = {
-    126: "a command in the script could not be executed (permission denied)",
-    127: "a command in the script was not found",
-}
 
 
 class EndCause(enum.StrEnum):
@@ -51,6 +41,8 @@ class EndCause(enum.StrEnum):
 class Ending:
     cause: EndCause
     explanation: str
+    slurm_words: str | None = None
+    """Slurm's own words, verbatim at the end of the explanation, when it quotes them."""
 
 
 def format_seconds(seconds: int | None) -> str:
@@ -68,8 +60,8 @@ def format_mb(megabytes: float | None) -> str:
     if megabytes is None:
         return "—"
     if megabytes >= 1024:
-        return f"{megabytes / 1024:.1f} GB"
-    return f"{megabytes:.0f} MB"
+        return _("%(amount)s GB", amount=f"{megabytes / 1024:.1f}")
+    return _("%(amount)s MB", amount=f"{megabytes:.0f}")
 
 
 def requested_memory_mb(job: Job) -> int | None:
@@ -90,50 +82,97 @@ def is_memory_kill(job: Job) -> bool:
     return used >= asked * MEMORY_KILL_SHARE
 
 
-def _time_limit_words(job: Job) -> str:
+def _out_of_time(job: Job) -> str:
     if job.time_limit_minutes:
-        return f"its time limit ({format_seconds(job.time_limit_minutes * 60)}) was reached"
-    ran = format_seconds(job.elapsed_seconds)
-    return f"the partition's default time limit was reached after {ran}"
+        limit = format_seconds(job.time_limit_minutes * 60)
+        return _("Ran out of time: its time limit (%(limit)s) was reached.", limit=limit)
+    return _(
+        "Ran out of time: the partition's default time limit was reached after %(elapsed)s.",
+        elapsed=format_seconds(job.elapsed_seconds),
+    )
+
+
+def _refused(job: Job) -> Ending:
+    """A submission the cluster refused, with Slurm's words when it gave any."""
+    said = job.submit_error
+    if not said:
+        return Ending(EndCause.SUBMIT_FAILED, _("The cluster refused it: no reason given"))
+    note = event_notes.portal_note(said)
+    reason = said if note is None else note
+    explanation = _("The cluster refused it: %(reason)s", reason=reason)
+    return Ending(EndCause.SUBMIT_FAILED, explanation, said if note is None else None)
 
 
 def _fixed(job: Job) -> Ending | None:
-    table = {
-        "timeout": (EndCause.TIME_LIMIT, f"Ran out of time: {_time_limit_words(job)}."),
-        "cancelled": (EndCause.CANCELLED, "Cancelled before it finished."),
-        "node_fail": (EndCause.NODE_FAIL, "The node it ran on failed. Resubmitting usually works."),
-        "boot_fail": (
-            EndCause.BOOT_FAIL,
-            "The node it was given did not start. Resubmitting usually works.",
-        ),
-        "preempted": (EndCause.PREEMPTED, "Stopped to make room for a higher-priority job."),
-        "deadline": (EndCause.DEADLINE, "It could not finish before its deadline."),
-        "submit_failed": (
-            EndCause.SUBMIT_FAILED,
-            f"The cluster refused it: {job.submit_error or 'no reason given'}",
-        ),
+    match job.state:
+        case "submit_failed":
+            return _refused(job)
+        case "timeout":
+            return Ending(EndCause.TIME_LIMIT, _out_of_time(job))
+        case "cancelled":
+            return Ending(EndCause.CANCELLED, _("Cancelled before it finished."))
+        case "node_fail":
+            words = _("The node it ran on failed. Resubmitting usually works.")
+            return Ending(EndCause.NODE_FAIL, words)
+        case "boot_fail":
+            words = _("The node it was given did not start. Resubmitting usually works.")
+            return Ending(EndCause.BOOT_FAIL, words)
+        case "preempted":
+            words = _("Stopped to make room for a higher-priority job.")
+            return Ending(EndCause.PREEMPTED, words)
+        case "deadline":
+            return Ending(EndCause.DEADLINE, _("It could not finish before its deadline."))
+    return None
+
+
+def _signal_words(signal: int) -> str:
+    known = {
+        6: _("The job ended because it aborted (SIGABRT)."),
+        9: _("The job ended because it was killed (SIGKILL)."),
+        11: _("The job ended because it crashed with a segmentation fault (SIGSEGV)."),
+        15: _("The job ended because it was asked to stop (SIGTERM)."),
     }
-    found = table.get(job.state)
-    return Ending(*found) if found else None
+    return known.get(signal) or _(
+        "The job ended because it was stopped by signal %(signal)s.", signal=signal
+    )
+
+
+def _exit_words(code: int) -> str:
+    if code == 126:
+        return _(
+            "The script exited with code %(code)s: a command in the script could not be "
+            "executed (permission denied). Check the error output.",
+            code=code,
+        )
+    if code == 127:
+        return _(
+            "The script exited with code %(code)s: a command in the script was not found. "
+            "Check the error output.",
+            code=code,
+        )
+    return _(
+        "The script exited with code %(code)s: a command in the script failed. "
+        "Check the error output.",
+        code=code,
+    )
 
 
 def _failure(job: Job) -> Ending:
     if job.exit_signal == LAUNCH_FAILURE_SIGNAL:
         return Ending(
             EndCause.LAUNCH_FAILED,
-            "Slurm could not start the script, so it never ran. The usual cause is an "
-            "--output or --error folder that does not exist; check the paths.",
+            _(
+                "Slurm could not start the script, so it never ran. The usual cause is an "
+                "%(output)s or %(error)s folder that does not exist; check the paths.",
+                output="--output",
+                error="--error",
+            ),
         )
     if job.exit_signal:
-        what = _SIGNALS.get(job.exit_signal, f"it was stopped by signal {job.exit_signal}")
-        return Ending(EndCause.SIGNAL, f"The job ended because {what}.")
+        return Ending(EndCause.SIGNAL, _signal_words(job.exit_signal))
     if job.exit_code:
-        detail = _EXIT_CODES.get(job.exit_code, "a command in the script failed")
-        return Ending(
-            EndCause.EXIT_CODE,
-            f"The script exited with code {job.exit_code}: {detail}. Check the error output.",
-        )
-    return Ending(EndCause.EXIT_CODE, "The job failed. Check its error output.")
+        return Ending(EndCause.EXIT_CODE, _exit_words(job.exit_code))
+    return Ending(EndCause.EXIT_CODE, _("The job failed. Check its error output."))
 
 
 def ending(job: Job) -> Ending | None:
@@ -144,11 +183,15 @@ def ending(job: Job) -> Ending | None:
         used, asked = format_mb(used_memory_mb(job)), format_mb(requested_memory_mb(job))
         return Ending(
             EndCause.OUT_OF_MEMORY,
-            f"Killed for using more memory than requested (used {used} of {asked}).",
+            _(
+                "Killed for using more memory than requested (used %(used)s of %(asked)s).",
+                used=used,
+                asked=asked,
+            ),
         )
     fixed = _fixed(job)
     if fixed is not None:
         return fixed
     if job.state == "completed" and not job.exit_code and not job.exit_signal:
-        return Ending(EndCause.COMPLETED, "Finished successfully.")
+        return Ending(EndCause.COMPLETED, _("Finished successfully."))
     return _failure(job)

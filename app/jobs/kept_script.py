@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
 from app.errors import ServiceUnavailable
+from app.i18n import _
 from app.jobs import authz, repository
 from app.jobs.service import AdapterLookup
 from app.models import Job
@@ -76,7 +77,7 @@ async def job_script(
     try:
         text = await adapters.get(found.cluster).batch_script(found.slurm_id, found.owner)
     except SchedulerUnavailable as exc:
-        raise ServiceUnavailable("The cluster did not answer; try again shortly.") from exc
+        raise ServiceUnavailable(_("The cluster did not answer; try again shortly.")) from exc
     if not text or len(text.encode()) > MAX_SCRIPT_BYTES:
         return JobScript("", "gone")
     async with unit_of_work(sessionmaker) as session:

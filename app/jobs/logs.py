@@ -26,6 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import NotFound, ServiceUnavailable, ValidationFailed
+from app.i18n import _
 from app.jobs import authz, repository
 from app.jobs.service import AdapterLookup
 from app.jobs.states import is_terminal
@@ -75,7 +76,7 @@ class LogChunk:
 def expand_log_path(template: str, job: Job, username: str) -> str:
     """Replace Slurm's filename patterns (%j, %A, %a, %x, %u, %%) with this job's values."""
     job_id = job.slurm_job_id or ""
-    array_id, _, task_id = job_id.partition("_")
+    array_id, _sep, task_id = job_id.partition("_")
     # A task row seen before its own number was recorded falls back to its array's.
     values = PatternValues(job.slurm_raw_id or array_id, job.name, username, array_id, task_id)
     return expand(template, values)
@@ -110,7 +111,7 @@ async def find_log_source(
         paths = await repository.get_by_id(session, job.array_parent_id) or job
     template = default_log_path(job, stream, paths)
     if username is None or template is None or not job.slurm_job_id:
-        raise NotFound("This job has no log file yet.")
+        raise NotFound(_("This job has no log file yet."))
     path = expand_log_path(template, job, username)
     return LogSource(job.id, job.cluster, path, username, is_terminal(job.state))
 
@@ -135,15 +136,17 @@ async def _read(
         # the download and the stream have already started their response by now.
         return LogChunk(stream, b"", offset, offset, 0, True, is_missing=True)
     except SchedulerUnavailable as exc:
-        raise ServiceUnavailable("The cluster did not answer; try again shortly.") from exc
+        raise ServiceUnavailable(_("The cluster did not answer; try again shortly.")) from exc
     return LogChunk(stream, piece.data, piece.offset, piece.next_offset, piece.size, piece.eof)
 
 
 def _check_window(offset: int, limit: int) -> None:
     if offset < 0:
-        raise ValidationFailed(fields={"offset": "must not be negative"})
+        raise ValidationFailed(fields={"offset": _("must not be negative")})
     if not 1 <= limit <= MAX_PAGE_BYTES:
-        raise ValidationFailed(fields={"limit": f"must be between 1 and {MAX_PAGE_BYTES}"})
+        raise ValidationFailed(
+            fields={"limit": _("must be between 1 and %(limit)s", limit=MAX_PAGE_BYTES)}
+        )
 
 
 async def read_log(

@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.audit.service import SYSTEM, Origin, record_action
 from app.db import unit_of_work
 from app.errors import Conflict, Forbidden, ServiceUnavailable
-from app.jobs import authz, repository, states, submission, tasks
+from app.i18n import _
+from app.jobs import authz, control_words, event_notes, repository, states, submission, tasks
 from app.jobs.requests import JobRequest
 from app.models import Job, JobEvent
 from app.scheduler.base import SchedulerAdapter
@@ -92,7 +93,10 @@ _ACTIONS: dict[str, tuple[Callable[[str], bool], ControlCall]] = {
     "hold": (states.can_hold, lambda adapter, ids, user: adapter.hold(ids, user)),
     "release": (states.can_release, lambda adapter, ids, user: adapter.release(ids, user)),
 }
-_PAST = {"cancel": "cancelled", "hold": "held", "release": "released"}
+
+
+def _unreachable(cluster: str) -> ServiceUnavailable:
+    return ServiceUnavailable(_("Cluster %(cluster)s is unreachable.", cluster=cluster))
 
 
 class JobService:
@@ -175,11 +179,15 @@ class JobService:
             raise submission.preflight_failure(error) from error
         except PermissionDenied as error:
             raise Forbidden(
-                f"The portal does not act as {plan.username} on {plan.project.cluster}: "
-                "it is a service or system account. Ask an administrator to map yours."
+                _(
+                    "The portal does not act as %(username)s on %(cluster)s: it is a service "
+                    "or system account. Ask an administrator to map yours.",
+                    username=plan.username,
+                    cluster=plan.project.cluster,
+                )
             ) from error
         except SchedulerUnavailable as error:
-            raise ServiceUnavailable(f"Cluster {plan.project.cluster} is unreachable.") from error
+            raise _unreachable(plan.project.cluster) from error
 
     async def _hand_over(
         self, adapter: SchedulerAdapter, job: Job, plan: submission.SubmissionPlan
@@ -215,15 +223,19 @@ class JobService:
             original = await authz.get_visible_job(session, actor, job_id)
             if original.submitted_outside:
                 raise Conflict(
-                    "This job was submitted outside the portal, so the portal has no copy of "
-                    "its script to submit again."
+                    _(
+                        "This job was submitted outside the portal, so the portal has no copy "
+                        "of its script to submit again."
+                    )
                 )
             request = request_from_job(original, edits or {})
         is_own = original.owner_user_id == actor.user_id
         if not is_own and reviewed_script != script_digest(original):
             raise Forbidden(
-                "This job is someone else's: resubmitting runs its script as you. Review the "
-                "script on the job's resubmit page first."
+                _(
+                    "This job is someone else's: resubmitting runs its script as you. Review "
+                    "the script on the job's resubmit page first."
+                )
             )
         note = submission.AuditNote(
             "job.resubmit", origin, {"copy_of": job_id, "edits": sorted(edits or {})}
@@ -243,8 +255,10 @@ class JobService:
             array = await tasks.visible_array(session, actor, job_id)
             if array.owner_user_id != actor.user_id:
                 raise Forbidden(
-                    'Only the array\'s owner can retry its tasks; "Resubmit a copy" runs its '
-                    "script as you after you have reviewed it."
+                    _(
+                        'Only the array\'s owner can retry its tasks; "Resubmit a copy" runs '
+                        "its script as you after you have reviewed it."
+                    )
                 )
             spec = await tasks.failed_task_spec(session, array)
         request = request_from_job(array, {"array_spec": spec})
@@ -273,31 +287,24 @@ class JobService:
             job = await authz.get_actionable_job(session, actor, job_id)
             actor_name = await repository.get_cluster_username(session, actor.user_id, job.cluster)
         if job.slurm_job_id is None or not is_allowed(job.state):
-            shown = job.state.replace("_", " ")
-            raise Conflict(f"A job that is {shown} cannot be {_PAST[action]}.")
+            raise Conflict(control_words.not_now(action, job.state))
         if actor_name is None:
-            raise Forbidden(
-                f"You have no account on cluster {job.cluster}, so Slurm cannot be asked to "
-                f"{action} this job on your behalf."
-            )
+            raise Forbidden(control_words.no_account(action, job.cluster))
         try:
             await call(self._adapters.get(job.cluster), [job.slurm_job_id], actor_name)
         except JobNotFound as error:
-            raise Conflict("Slurm no longer knows this job; it has probably ended.") from error
+            raise Conflict(_("Slurm no longer knows this job; it has probably ended.")) from error
         except PermissionDenied as error:
-            raise Forbidden(
-                f"Slurm refused to let {actor_name} {action} this job: only its owner, a "
-                "coordinator of its Slurm account or a Slurm operator may."
-            ) from error
+            raise Forbidden(control_words.refused(action, actor_name)) from error
         except SchedulerUnavailable as error:
-            raise ServiceUnavailable(f"Cluster {job.cluster} is unreachable.") from error
+            raise _unreachable(job.cluster) from error
         async with unit_of_work(self._sessionmaker) as session:
             repository.add_event(
                 session,
                 job.id,
                 job.state,
                 job.state,
-                reason=f"{action} requested by {actor.login}",
+                reason=event_notes.requested(action, actor.login),
                 source="user",
             )
             await record_action(

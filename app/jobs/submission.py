@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.audit.service import Origin, record_action
 from app.db import unit_of_work
 from app.errors import NotFound, ValidationFailed
-from app.jobs import repository, states
+from app.jobs import event_notes, repository, states
 from app.jobs.requests import JobRequest
 from app.models import Job, Project
 from app.scheduler.errors import InvalidSpec, PreflightFailed, SubmitRejected
@@ -159,7 +159,7 @@ async def insert_submitting_row(
                 row.id,
                 None,
                 states.SUBMITTING,
-                reason="submission started",
+                reason=event_notes.SUBMISSION_STARTED,
                 source="submit",
             )
             for warning in warnings:
@@ -168,7 +168,7 @@ async def insert_submitting_row(
                     row.id,
                     states.SUBMITTING,
                     states.SUBMITTING,
-                    reason=f"warning: {warning}"[:255],
+                    reason=f"{event_notes.WARNING_PREFIX}{warning}"[:255],
                     source="submit",
                 )
             await record_action(
@@ -225,7 +225,7 @@ async def record_submission(
                 job_id,
                 replaced,
                 states.PENDING,
-                reason=f"submitted as Slurm job {slurm_job_id}",
+                reason=event_notes.submitted_as(slurm_job_id),
                 source="submit",
             )
         return await repository.get_by_id(session, job_id)

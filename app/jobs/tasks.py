@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Conflict, NotFound
+from app.i18n import _
 from app.jobs import authz, repository
 from app.jobs.states import TERMINAL_STATES
 from app.models import Job
@@ -67,7 +68,7 @@ async def visible_array(session: AsyncSession, actor: Actor, job_id: int) -> Job
     """The array job ``job_id``; NotFound when it is not one the actor can see."""
     job = await authz.get_visible_job(session, actor, job_id)
     if job.array_spec is None or job.array_parent_id is not None:
-        raise NotFound("This job is not a job array.")
+        raise NotFound(_("This job is not a job array."))
     return job
 
 
@@ -116,6 +117,6 @@ async def failed_task_spec(session: AsyncSession, array: Job) -> str:
     tasks = await repository.list_array_tasks(session, array.id, tuple(sorted(RETRIED_STATES)))
     indices = [t.array_task_id for t in tasks if t.array_task_id is not None]
     if not indices:
-        raise Conflict("No task of this array failed, so there is nothing to retry.")
+        raise Conflict(_("No task of this array failed, so there is nothing to retry."))
     throttle = (array.array_spec or "").partition("%")[2] or None
     return index_spec(indices, throttle)

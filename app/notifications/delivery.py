@@ -7,43 +7,56 @@ these, so a slow mail server or receiver never holds a connection or a lock.
 from __future__ import annotations
 
 import time
+from email.message import EmailMessage
 
 import aiosmtplib
 import httpx
 
+from app import i18n
 from app.config import Settings
-from app.notifications import signing
+from app.notifications import signing, wording
 from app.notifications.messages import email_message, webhook_body
 from app.notifications.outbox import Claimed, Outcome
 from app.notifications.retry import SMTP_TIMEOUT_SECONDS, WEBHOOK_TIMEOUT_SECONDS
 from app.notifications.urls import UnsafeUrl, check_target
+from app.notifications.wording import english
 
 USER_AGENT = "hpc-portal-webhooks/1"
 
 
+async def _smtp_send(settings: Settings, message: EmailMessage) -> str:
+    """The mail server's reply once it accepted ``message``."""
+    _, reply = await aiosmtplib.send(
+        message,
+        hostname=settings.smtp_host,
+        port=settings.smtp_port,
+        username=settings.smtp_username or None,
+        password=settings.smtp_password.get_secret_value() or None,
+        use_tls=settings.smtp_security == "tls",
+        start_tls=settings.smtp_security == "starttls",
+        timeout=SMTP_TIMEOUT_SECONDS,
+    )
+    return reply
+
+
 async def send_email(settings: Settings, claimed: Claimed) -> Outcome:
+    """The e-mail in the recipient's saved language (English when they chose none); the
+    outcome in English, as the log stores it (``wording``)."""
     if not settings.smtp_host:
-        return Outcome(False, error="This portal has no mail server configured.", is_permanent=True)
+        return Outcome(False, error=english(wording.NO_MAIL_SERVER), is_permanent=True)
     if not claimed.email:
-        return Outcome(False, error="Your account has no e-mail address.", is_permanent=True)
+        return Outcome(False, error=english(wording.NO_ADDRESS), is_permanent=True)
+    with i18n.use_locale(claimed.locale or i18n.DEFAULT_LOCALE):
+        message = email_message(claimed, settings.smtp_from)
     try:
-        _, reply = await aiosmtplib.send(
-            email_message(claimed, settings.smtp_from),
-            hostname=settings.smtp_host,
-            port=settings.smtp_port,
-            username=settings.smtp_username or None,
-            password=settings.smtp_password.get_secret_value() or None,
-            use_tls=settings.smtp_security == "tls",
-            start_tls=settings.smtp_security == "starttls",
-            timeout=SMTP_TIMEOUT_SECONDS,
-        )
+        reply = await _smtp_send(settings, message)
     except aiosmtplib.SMTPResponseException as error:
         # 5xx is the server's final word (no such mailbox, refused sender); 4xx may pass.
         return Outcome(
             False,
             error.code,
             error.message,
-            f"The mail server refused: {error.code} {error.message}",
+            english(wording.MAIL_REFUSED, answer=f"{error.code} {error.message}"),
             is_permanent=error.code >= 500,
         )
     except aiosmtplib.SMTPRecipientsRefused as error:
@@ -54,11 +67,11 @@ async def send_email(settings: Settings, claimed: Claimed) -> Outcome:
             False,
             code,
             text,
-            f"The mail server refused the address: {text}",
+            english(wording.ADDRESS_REFUSED, answer=text),
             is_permanent=code is not None and code >= 500,
         )
     except (aiosmtplib.SMTPException, OSError) as error:
-        return Outcome(False, error=f"Cannot reach the mail server: {error}"[:1000])
+        return Outcome(False, error=english(wording.MAIL_UNREACHABLE, reason=error)[:1000])
     return Outcome(True, 250, reply)
 
 
@@ -100,7 +113,9 @@ async def send_webhook(settings: Settings, client: httpx.AsyncClient, claimed: C
         False,
         response.status_code,
         answer,
-        f"The receiver answered {response.status_code} {response.reason_phrase}.",
+        english(
+            wording.RECEIVER_REFUSED, status=f"{response.status_code} {response.reason_phrase}"
+        ),
     )
 
 

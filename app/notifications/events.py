@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from app.i18n import _
 from app.jobs.state_names import JobStateName as S
 from app.jobs.states import is_terminal
 
@@ -65,9 +66,19 @@ def events_for(from_state: str | None, to_state: str, *, has_start_time: bool) -
 
 
 def describe(event: str) -> str:
-    """How a page names an event."""
+    """How a page names an event: what a job does, to follow "when a job"."""
     return {
-        NotifyEvent.STARTED: "starts",
-        NotifyEvent.ENDED: "ends (in any way)",
-        NotifyEvent.FAILED: "fails",
+        NotifyEvent.STARTED: _("starts"),
+        NotifyEvent.ENDED: _("ends (in any way)"),
+        NotifyEvent.FAILED: _("fails"),
     }[NotifyEvent(event)]
+
+
+def happened(event: str) -> str:
+    """What a delivered notification told: the job "started", "ended" or "failed"."""
+    words = {
+        NotifyEvent.STARTED.value: _("started"),
+        NotifyEvent.ENDED.value: _("ended"),
+        NotifyEvent.FAILED.value: _("failed"),
+    }
+    return words.get(event, event)

@@ -1,4 +1,5 @@
-"""What a notification says: the e-mail and the webhook's JSON body."""
+"""What a notification says: the e-mail (in the current language) and the webhook's JSON body
+(English values, for programs)."""
 
 from __future__ import annotations
 
@@ -6,39 +7,79 @@ import json
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
+from app.i18n import _
 from app.notifications.outbox import Claimed
 
-_SUBJECT_VERB = {"started": "started", "ended": "ended", "failed": "failed"}
+
+def state_words(state: str) -> str:
+    """A job state as a sentence says it ("out of memory")."""
+    words = {
+        "submitting": _("submitting"),
+        "submit_failed": _("submit failed"),
+        "pending": _("pending"),
+        "held": _("held"),
+        "running": _("running"),
+        "suspended": _("suspended"),
+        "completing": _("completing"),
+        "completed": _("completed"),
+        "failed": _("failed"),
+        "cancelled": _("cancelled"),
+        "timeout": _("timeout"),
+        "out_of_memory": _("out of memory"),
+        "node_fail": _("node fail"),
+        "preempted": _("preempted"),
+        "boot_fail": _("boot fail"),
+        "deadline": _("deadline"),
+        "undetermined": _("undetermined"),
+    }
+    return words.get(state, state.replace("_", " "))
 
 
-def job_label(claimed: Claimed) -> str:
+def _subject(claimed: Claimed, state: str) -> str:
+    name = claimed.job["name"]
+    if claimed.event == "started":
+        return _("Job %(name)s started: %(state)s", name=name, state=state)
+    if claimed.event == "failed":
+        return _("Job %(name)s failed: %(state)s", name=name, state=state)
+    return _("Job %(name)s ended: %(state)s", name=name, state=state)
+
+
+def _now_line(claimed: Claimed, state: str) -> str:
     job = claimed.job
-    slurm = f" (Slurm job {job['slurm_job_id']})" if job["slurm_job_id"] else ""
-    return f"“{job['name']}”{slurm} on {job['cluster']}"
+    facts = {"name": job["name"], "cluster": job["cluster"], "state": state}
+    if job["slurm_job_id"]:
+        return _(
+            "Your job “%(name)s” (Slurm job %(slurm_id)s) on %(cluster)s is now %(state)s.",
+            slurm_id=job["slurm_job_id"],
+            **facts,
+        )
+    return _("Your job “%(name)s” on %(cluster)s is now %(state)s.", **facts)
 
 
 def email_message(claimed: Claimed, sender: str) -> EmailMessage:
     job = claimed.job
-    state = claimed.job_state.replace("_", " ")
+    state = state_words(claimed.job_state)
     message = EmailMessage()
     message["From"] = sender
     message["To"] = claimed.email or ""
-    message["Subject"] = f"Job {job['name']} {_SUBJECT_VERB[claimed.event]}: {state}"
+    message["Subject"] = _subject(claimed, state)
     message["Date"] = formatdate(usegmt=True)
     # One Message-ID per notification: a mail client shows a rare second delivery as the
     # same message.
     message["Message-ID"] = make_msgid(idstring=f"notification-{claimed.id}", domain="hpc-portal")
     lines = [
-        f"Your job {job_label(claimed)} is now {state}.",
+        _now_line(claimed, state),
         "",
-        f"Portal job: {job['id']} (/jobs/{job['id']})",
+        _("Portal job: %(id)s (%(path)s)", id=job["id"], path=f"/jobs/{job['id']}"),
     ]
     if job["exit_code"] is not None and claimed.event != "started":
-        lines.append(f"Exit code: {job['exit_code']}")
+        lines.append(_("Exit code: %(code)s", code=job["exit_code"]))
     lines += [
         "",
-        "You get this because of a notification rule of yours; change it under "
-        "Notifications in the portal.",
+        _(
+            "You get this because of a notification rule of yours; change it under "
+            "Notifications in the portal."
+        ),
     ]
     message.set_content("\n".join(lines))
     return message

@@ -48,6 +48,8 @@ class Claimed:
     webhook_url: str | None
     secret: str | None
     job: dict[str, Any]
+    # The recipient's chosen language (None: the browser's, which an e-mail cannot know).
+    locale: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +145,7 @@ def _job_facts(job: Job) -> dict[str, Any]:
 
 async def _claimed_rows(session: AsyncSession, token: str) -> list[Claimed]:
     query = (
-        select(Notification, NotificationRule, Job, User.email)
+        select(Notification, NotificationRule, Job, User.email, User.locale)
         .join(NotificationRule, NotificationRule.id == Notification.rule_id)
         .join(Job, Job.id == Notification.job_id)
         .join(User, User.id == Notification.user_id)
@@ -163,8 +165,9 @@ async def _claimed_rows(session: AsyncSession, token: str) -> list[Claimed]:
             webhook_url=rule.webhook_url,
             secret=rule.secret,
             job=_job_facts(job) | {"state": row.job_state},
+            locale=locale,
         )
-        for row, rule, job, email in await session.execute(query)
+        for row, rule, job, email, locale in await session.execute(query)
     ]
 
 

@@ -10,9 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
 from app.errors import NotFound, ValidationFailed
+from app.i18n import _
 from app.jobs.authz import get_visible_job
 from app.models import DeliveryAttempt, Job, Notification, NotificationRule, User
-from app.notifications import signing
+from app.notifications import signing, wording
 from app.notifications.events import CHANNELS, NOTIFY_EVENTS, Channel
 from app.notifications.urls import UnsafeUrl, check_target
 from app.users.actor import Actor
@@ -85,7 +86,7 @@ def _view(rule: NotificationRule, job_name: str | None, email: str | None) -> Ru
         rule.channel,
         rule.job_id,
         job_name,
-        target or "your e-mail address",
+        target or _("your e-mail address"),
         rule.created_at,
     )
 
@@ -109,9 +110,9 @@ async def list_rules(
 def _choice_problems(draft: RuleDraft) -> dict[str, str]:
     problems = {}
     if draft.event not in NOTIFY_EVENTS:
-        problems["event"] = "Choose when to be told: when a job starts, ends or fails."
+        problems["event"] = _("Choose when to be told: when a job starts, ends or fails.")
     if draft.channel not in CHANNELS:
-        problems["channel"] = "Choose e-mail or webhook."
+        problems["channel"] = _("Choose e-mail or webhook.")
     return problems
 
 
@@ -121,21 +122,25 @@ async def _channel_problems(
     if draft.channel == Channel.EMAIL:
         if not delivery.has_email:
             return {
-                "channel": "This portal sends no e-mail; use a webhook, or ask the "
-                "administrators to configure a mail server."
+                "channel": _(
+                    "This portal sends no e-mail; use a webhook, or ask the "
+                    "administrators to configure a mail server."
+                )
             }
         if not await _own_email(session, actor):
             return {
-                "channel": "Your account has no e-mail address; ask an administrator to "
-                "add one, or use a webhook."
+                "channel": _(
+                    "Your account has no e-mail address; ask an administrator to "
+                    "add one, or use a webhook."
+                )
             }
         return {}
     if not (draft.webhook_url or "").strip():
-        return {"webhook_url": "Give the address the webhook is sent to."}
+        return {"webhook_url": _("Give the address the webhook is sent to.")}
     try:
         await check_target(draft.webhook_url or "", allow_private=delivery.allow_private_webhooks)
     except UnsafeUrl as error:
-        return {"webhook_url": str(error)}
+        return {"webhook_url": wording.shown(str(error)) or ""}
     return {}
 
 
@@ -158,13 +163,16 @@ async def _is_duplicate(
 
 async def _limits(session: AsyncSession, actor: Actor, draft: RuleDraft, url: str | None) -> None:
     if await _is_duplicate(session, actor, draft, url):
-        raise ValidationFailed("You already have this rule.")
+        raise ValidationFailed(_("You already have this rule."))
     count = await session.scalar(
         select(func.count()).where(NotificationRule.user_id == actor.user_id)
     )
     if (count or 0) >= MAX_RULES:
         raise ValidationFailed(
-            f"You have {MAX_RULES} rules, the most one account may have; delete one first."
+            _(
+                "You have %(count)s rules, the most one account may have; delete one first.",
+                count=MAX_RULES,
+            )
         )
 
 
@@ -198,7 +206,7 @@ async def delete_rule(session: AsyncSession, actor: Actor, rule_id: int) -> None
     """Deletes the rule with its pending notifications and their delivery log."""
     rule = await session.get(NotificationRule, rule_id)
     if rule is None or rule.user_id != actor.user_id:
-        raise NotFound("No such notification rule.")
+        raise NotFound(_("No such notification rule."))
     await session.delete(rule)
     await session.flush()
 

@@ -13,13 +13,17 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from app.notifications import wording
+from app.notifications.wording import english
+
 MAX_URL_LENGTH = 2000
 RESOLVE_TIMEOUT_SECONDS = 5.0
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 class UnsafeUrl(ValueError):
-    """The address may not receive webhooks; the message says why, for the user."""
+    """The address may not receive webhooks; the message says why, in English (the pages
+    show it in the reader's language with ``wording.shown``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,21 +51,18 @@ class Target:
 def check_syntax(url: str) -> SplitResult:
     """The parsed address, or UnsafeUrl when it is not a plain http(s) address."""
     if len(url) > MAX_URL_LENGTH:
-        raise UnsafeUrl(f"Use an address of at most {MAX_URL_LENGTH} characters.")
+        raise UnsafeUrl(english(wording.TOO_LONG, limit=MAX_URL_LENGTH))
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https"):
-        raise UnsafeUrl("Use an http:// or https:// address.")
+        raise UnsafeUrl(english(wording.NOT_HTTP))
     if parts.username is not None or parts.password is not None:
-        raise UnsafeUrl(
-            "Put no user name or password in the address; the signature proves "
-            "who sent the request."
-        )
+        raise UnsafeUrl(english(wording.HAS_PASSWORD))
     try:
         port = parts.port
     except ValueError:
-        raise UnsafeUrl("The port in this address is not valid.") from None
+        raise UnsafeUrl(english(wording.BAD_PORT)) from None
     if not parts.hostname or port == 0:
-        raise UnsafeUrl("The address has no host name.")
+        raise UnsafeUrl(english(wording.NO_HOST))
     return parts
 
 
@@ -78,7 +79,7 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
         # A resolver that does not answer must not hold a page or a dispatcher for long.
         infos = await asyncio.wait_for(lookup, RESOLVE_TIMEOUT_SECONDS)
     except (socket.gaierror, UnicodeError, TimeoutError):
-        raise UnsafeUrl(f"The host name {host} cannot be resolved.") from None
+        raise UnsafeUrl(english(wording.UNRESOLVED, host=host)) from None
     found = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
     return list(dict.fromkeys(found))
 
@@ -89,12 +90,9 @@ async def check_target(url: str, *, allow_private: bool) -> Target:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     addresses = await resolve(parts.hostname or "", port)
     if not addresses:
-        raise UnsafeUrl(f"The host name {parts.hostname} cannot be resolved.")
+        raise UnsafeUrl(english(wording.UNRESOLVED, host=parts.hostname))
     # Every address must be public: a name with one private record among public ones
     # would otherwise reach inside whenever the client picked that one.
     if not allow_private and not all(is_public(address) for address in addresses):
-        raise UnsafeUrl(
-            f"{parts.hostname} is a private, loopback or link-local address; webhooks go "
-            "only to public addresses."
-        )
+        raise UnsafeUrl(english(wording.NOT_PUBLIC, host=parts.hostname))
     return Target(parts, addresses[0])

@@ -7,8 +7,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from app.jobs import states
+from app.jobs.event_notes import MISSING
 from app.poller.rules import (
-    MISSING,
     Grace,
     Snapshot,
     TrackedJob,

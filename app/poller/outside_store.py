@@ -11,12 +11,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
 from app.jobs import repository, states
+from app.jobs.event_notes import SUBMITTED_OUTSIDE
 from app.models import Job, Project, User, UserClusterAccount
 from app.poller.arrays_reconcile import active_parent_state
 from app.poller.outside import Directory, OutsideJob, not_recorded
 from app.poller.rules import observed_changes, storable_path
 
-OUTSIDE_NOTE = "submitted outside the portal"
 # Left to the accounting record: the queue's ended record has no exit code yet.
 _END_FACTS = frozenset({"ended_at", "exit_code", "exit_signal", "max_rss_bytes"})
 _ARRAY_FACTS = _END_FACTS | {"elapsed_seconds", "total_cpu_seconds", "started_at", "native_state"}
@@ -119,6 +119,6 @@ async def record_outside_jobs(
         await session.flush()  # one round trip for every id the events need
         for job in rows:
             repository.add_event(
-                session, job.id, None, job.state, reason=OUTSIDE_NOTE, source="poller"
+                session, job.id, None, job.state, reason=SUBMITTED_OUTSIDE, source="poller"
             )
     return len(added)

@@ -13,14 +13,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from app.jobs import states
+from app.jobs.event_notes import FOUND_BY_SUBMISSION_ID, MISSING, NO_SLURM_JOB
 from app.poller.arrays import contains_task, task_ranges
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo
 
-NO_SLURM_JOB = "no Slurm job carries this submission's id"
 # Must stay well under Grace.missing so a job still in the queue is never called missing.
 LAST_SEEN_REFRESH = timedelta(minutes=1)
-MISSING = "Slurm no longer reports this job; its end state is unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +35,7 @@ class TrackedJob:
     reason: str | None = None
     is_array_parent: bool = False
     array_parent_id: int | None = None
+    expected_start_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,10 +174,14 @@ PROGRESSING_STATES = frozenset({states.RUNNING, "completing", "suspended"})
 
 
 def is_worth_writing(job: TrackedJob, target: str, info: JobInfo, now: datetime) -> bool:
-    """Skip rewriting unchanged rows: thousands of idle pending jobs would cost every cycle."""
+    """Skip rewriting unchanged rows: thousands of idle pending jobs would cost every cycle.
+
+    Slurm's start estimate for a pending job is news the job's pages show, so a new or moved
+    estimate is written from the cycle that reads it rather than at the next refresh.
+    """
     if target != job.state or (info.reason or "")[:255] != (job.reason or ""):
         return True
-    if target in PROGRESSING_STATES:
+    if target in PROGRESSING_STATES or expected_start(info, now) != job.expected_start_at:
         return True
     seen = job.last_seen_at or job.created_at
     return now - seen >= LAST_SEEN_REFRESH
@@ -253,4 +257,4 @@ def reconcile_submitting(
     if found.array_job_id is not None:
         target = states.PENDING if found.state.is_terminal else target
     changes = observed_changes(found, now) | {"slurm_job_id": slurm_id_of(found)}
-    return Transition(job.id, job.state, target, "found by its submission id", changes)
+    return Transition(job.id, job.state, target, FOUND_BY_SUBMISSION_ID, changes)

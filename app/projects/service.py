@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, NotFound
+from app.i18n import _
 from app.models import Project
 from app.projects import repository
 from app.users.actor import Actor
@@ -51,7 +52,7 @@ async def names_for_filter(session: AsyncSession, actor: Actor) -> list[tuple[in
 async def get(session: AsyncSession, actor: Actor, project_id: int) -> ProjectView:
     project = await repository.get_by_id(session, project_id)
     if project is None or not (actor.is_site_admin or actor.is_member_of(project_id)):
-        raise NotFound("No such project.")
+        raise NotFound(_("No such project."))
     return ProjectView(project, actor.role_in(project_id))
 
 
@@ -59,7 +60,7 @@ async def members(session: AsyncSession, actor: Actor, project_id: int) -> list[
     """Members of a project; only its managers and site admins may see them."""
     view = await get(session, actor, project_id)
     if not (actor.is_site_admin or view.is_manager):
-        raise Forbidden("Only the project's managers can see its members.")
+        raise Forbidden(_("Only the project's managers can see its members."))
     return [
         MemberView(user.id, user.login, user.display_name, role)
         for user, role in await repository.list_members(session, project_id)
@@ -72,5 +73,11 @@ async def for_account(
     """The actor's project billed as ``account`` on ``cluster``."""
     project = await repository.get_by_account(session, cluster, account)
     if project is None or not project.is_active:
-        raise NotFound(f"No project uses account {account} on {cluster}.")
+        raise NotFound(
+            _(
+                "No project uses account %(account)s on %(cluster)s.",
+                account=account,
+                cluster=cluster,
+            )
+        )
     return await get(session, actor, project.id)

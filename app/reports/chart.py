@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from app.i18n import _
 from app.reports.usage import UsageReport
 
 PALETTE = ("#2563eb", "#16a34a", "#d97706", "#dc2626", "#7c3aed", "#0891b2", "#6b7280")
 MAX_SERIES = 6
-OTHER = "other"
 # TOP leaves a line above the plot for the unit, clear of the highest tick's label.
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 720, 280, 56, 28, 32
 FONT = 12
@@ -37,7 +37,8 @@ def chart_series(report: UsageReport, metric: str) -> list[Series]:
         for name in rest:
             for period, value in per_group[name].items():
                 other[period] += value
-        series.append(_series(OTHER, len(PALETTE) - 1, other, report.periods))
+        # The groups beyond the biggest ones, taken together.
+        series.append(_series(_("other"), len(PALETTE) - 1, other, report.periods))
     return series
 
 
@@ -59,9 +60,10 @@ def render_svg(periods: Sequence[str], series: Sequence[Series], unit: str) -> s
     ceiling = _nice_ceiling(max(totals, default=0.0))
     plot_w, plot_h = WIDTH - LEFT - 8, HEIGHT - BOTTOM - TOP
     slot = plot_w / max(len(periods), 1)
+    label = escape(_("%(unit)s per period", unit=unit))
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'role="img" aria-label="{escape(unit)} per period" class="usage-chart">',
+        f'role="img" aria-label="{label}" class="usage-chart">',
         *_axis(ceiling, plot_h, unit),
     ]
     for index, period in enumerate(periods):

@@ -16,6 +16,7 @@ from sqlalchemy import Date, and_, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, ValidationFailed
+from app.i18n import _
 from app.models import Project, UsageDaily
 from app.params import FIRST_DAY, LAST_DAY, is_plausible_day
 from app.reports.csv_export import write_csv
@@ -51,14 +52,18 @@ class UsageQuery:
     def checked(self) -> UsageQuery:
         for name in ("start", "end"):
             if not is_plausible_day(getattr(self, name)):
-                shown = f"{FIRST_DAY.isoformat()} and {LAST_DAY.isoformat()}"
-                raise ValidationFailed(fields={name: f"must be between {shown}"})
+                shown = _(
+                    "must be between %(first)s and %(last)s",
+                    first=FIRST_DAY.isoformat(),
+                    last=LAST_DAY.isoformat(),
+                )
+                raise ValidationFailed(fields={name: shown})
         if self.end < self.start:
-            raise ValidationFailed(fields={"end": "must not be before the start"})
+            raise ValidationFailed(fields={"end": _("must not be before the start")})
         if (self.end - self.start).days > MAX_DAYS:
-            raise ValidationFailed(fields={"start": "the range is limited to ten years"})
+            raise ValidationFailed(fields={"start": _("the range is limited to ten years")})
         if self.group_by not in GROUPS or self.period not in PERIODS:
-            raise ValidationFailed(fields={"group_by": "unknown grouping"})
+            raise ValidationFailed(fields={"group_by": _("unknown grouping")})
         if self.sort not in (*METRICS, "group"):
             return replace(self, sort="cpu_hours")
         return self
@@ -106,7 +111,7 @@ async def visible_project_ids(session: AsyncSession, actor: Actor) -> list[int] 
         return None
     managed = [pid for pid, role in actor.project_roles.items() if role == "manager"]
     if not managed:
-        raise Forbidden("Usage reports are for site administrators and project managers.")
+        raise Forbidden(_("Usage reports are for site administrators and project managers."))
     return managed
 
 

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from app.scheduler.messages import N_
 from app.scheduler.sbatch_options import unknown_option_message
 
 
@@ -72,7 +73,11 @@ class RejectKind(enum.StrEnum):
 
 
 class SubmitRejected(SchedulerError):
-    """The scheduler refused the job; ``message`` is for people, ``raw`` for logs."""
+    """The scheduler refused the job; ``message`` is for people, ``raw`` for logs.
+
+    ``message`` is English, as it is stored with the job; pages show it in their reader's
+    language with ``app.scheduler.messages.translate``. ``raw`` is Slurm's, never translated.
+    """
 
     def __init__(self, kind: RejectKind, message: str, raw: str) -> None:
         super().__init__(message)
@@ -82,58 +87,69 @@ class SubmitRejected(SchedulerError):
 
 
 # (pattern on the lowercased text, kind, plain message). Order matters: the first match wins,
-# and the more specific association/QOS texts come before the generic ones.
+# and the more specific association/QOS texts come before the generic ones. The messages are
+# message ids (N_), translated where they are shown.
 _RULES: tuple[tuple[str, RejectKind, str], ...] = (
     (
         r"invalid account|account.*(not|no) valid|invalid account or account/partition",
         RejectKind.INVALID_ACCOUNT,
-        "The account does not exist or you are not a member of it.",
+        N_("The account does not exist or you are not a member of it."),
     ),
     (
         r"invalid partition",
         RejectKind.INVALID_PARTITION,
-        "The partition does not exist or is not available to you.",
+        N_("The partition does not exist or is not available to you."),
     ),
     (
         r"invalid qos",
         RejectKind.INVALID_QOS,
-        "The quality of service (QOS) does not exist or your account may not use it.",
+        N_("The quality of service (QOS) does not exist or your account may not use it."),
     ),
     (
         r"association.*limit|assoc.*limit|job violates accounting/qos policy",
         RejectKind.ASSOCIATION_LIMIT,
-        "The request exceeds a limit of your account.",
+        N_("The request exceeds a limit of your account."),
     ),
     (
         r"time limit|timelimit",
         RejectKind.TIME_LIMIT,
-        "The requested time limit is longer than the partition or your allocation allows.",
+        N_("The requested time limit is longer than the partition or your allocation allows."),
     ),
-    (r"qos", RejectKind.QOS_LIMIT, "The request exceeds a limit of the quality of service (QOS)."),
+    (
+        r"qos",
+        RejectKind.QOS_LIMIT,
+        N_("The request exceeds a limit of the quality of service (QOS)."),
+    ),
     (
         r"gres|generic resource",
         RejectKind.BAD_GRES,
-        "The requested GPUs or generic resources do not exist on this cluster.",
+        N_("The requested GPUs or generic resources do not exist on this cluster."),
     ),
     (
         r"requested node configuration is not available|more processors requested than permitted",
         RejectKind.UNAVAILABLE_RESOURCES,
-        "No node in the partition has the requested CPUs, memory or GPUs.",
+        N_("No node in the partition has the requested CPUs, memory or GPUs."),
     ),
     (
         r"unrecognized option|invalid option|unknown key|try \"sbatch --help\"",
         RejectKind.BAD_DIRECTIVE,
-        "The job contains an option Slurm does not understand.",
+        N_("The job contains an option Slurm does not understand."),
     ),
     (
         r"script|interpreter|#!|zero length|dos line breaks",
         RejectKind.SCRIPT_ERROR,
-        "The job script is not valid.",
+        N_("The job script is not valid."),
     ),
 )
 
 
 _UNRECOGNIZED = re.compile(r"unrecognized option '(--?[^'=\s]+)")
+# unknown_option_message's sentence as a refusal of its own: capitalised, with a full stop.
+_UNKNOWN_OPTION = (
+    N_("Sbatch has no option %(option)s (did you mean %(suggestion)s?)."),
+    N_("Sbatch has no option %(option)s."),
+)
+_REFUSED = N_("The scheduler refused the job.")
 
 
 def _classify(text: str) -> SubmitRejected:
@@ -146,7 +162,7 @@ def _classify(text: str) -> SubmitRejected:
     for pattern, kind, message in _RULES:
         if re.search(pattern, lowered):
             return SubmitRejected(kind, message, text)
-    summary = _last_error_line(text) or "The scheduler refused the job."
+    summary = _last_error_line(text) or _REFUSED
     return SubmitRejected(RejectKind.OTHER, summary, text)
 
 
@@ -209,12 +225,13 @@ def classify_control_error(text: str) -> SchedulerError:
     """Map scancel/scontrol/slurmrestd texts for job actions onto typed errors."""
     lowered = text.lower()
     if "permission denied" in lowered or "access/permission" in lowered:
-        return PermissionDenied("You can only change your own jobs: " + _last_error_line(text))
+        said = _last_error_line(text)
+        return PermissionDenied(N_("You can only change your own jobs: %(said)s") % {"said": said})
     if "already completing or completed" in lowered:
         return JobAlreadyEnded(_last_error_line(text))
     if "invalid job id" in lowered or "unable to find" in lowered:
-        return JobNotFound(_last_error_line(text) or "unknown job")
-    return SchedulerError(_last_error_line(text) or "the scheduler refused the request")
+        return JobNotFound(_last_error_line(text) or N_("unknown job"))
+    return SchedulerError(_last_error_line(text) or N_("the scheduler refused the request"))
 
 
 class FileNotFound(FileUnavailable):

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from app.errors import NotFound, PortalError, ServiceUnavailable
+from app.i18n import _
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.disk_usage import FilesystemUsage, QuotaFigures
 from app.scheduler.errors import (
@@ -32,7 +33,10 @@ FAILURE_CACHE_SECONDS = 15.0
 WARNING_PERCENT = 80.0
 CRITICAL_PERCENT = 95.0
 Level = Literal["ok", "warning", "critical"]
-UNAVAILABLE = "Disk usage is not available: "
+# Why a measurement failed, kept untranslated so a cached failure reads in each reader's
+# language: the cluster has no command, the command failed (its own words), it did not
+# finish in time, or the cluster did not answer.
+FailureKind = Literal["not_configured", "refused", "timeout", "unreachable"]
 
 
 class DiskUsageNotReported(NotFound):
@@ -58,7 +62,19 @@ class DiskUsageProblem:
 @dataclass(frozen=True, slots=True)
 class _Failure:
     error: type[PortalError]
-    detail: str
+    kind: FailureKind
+    cluster: str
+    said: str = ""
+    """What the command or the transport said, told as it was said."""
+
+    def message(self) -> str:
+        if self.kind == "not_configured":
+            return _("Cluster %(cluster)s does not report disk usage.", cluster=self.cluster)
+        if self.kind == "timeout":
+            return _("Disk usage is not available: the command did not finish in time.")
+        if self.kind == "unreachable":
+            return _("Disk usage is not available: the cluster did not answer; try again shortly.")
+        return _("Disk usage is not available: %(reason)s", reason=self.said)
 
 
 def percent_used(figures: QuotaFigures) -> float | None:
@@ -110,13 +126,13 @@ class DiskUsageService:
         try:
             adapter = self._adapters.get(cluster)
         except UnknownCluster:
-            raise NotFound(f"No cluster named {cluster}.") from None
+            raise NotFound(_("No cluster named %(cluster)s.", cluster=cluster)) from None
         username = actor.username_on(cluster)
         if not username:
-            raise NotFound(f"You have no account on cluster {cluster}.")
+            raise NotFound(_("You have no account on cluster %(cluster)s.", cluster=cluster))
         outcome = await self._outcome(adapter, cluster, username)
         if isinstance(outcome, _Failure):
-            raise outcome.error(outcome.detail)
+            raise outcome.error(outcome.message())
         return outcome
 
     async def overview(
@@ -158,16 +174,15 @@ async def _measure(
     try:
         found = await adapter.disk_usage(username)
     except DiskUsageNotConfigured:
-        return _Failure(DiskUsageNotReported, f"Cluster {cluster} does not report disk usage.")
+        return _Failure(DiskUsageNotReported, "not_configured", cluster)
     except DiskUsageUnavailable as error:
-        return _Failure(ServiceUnavailable, f"{UNAVAILABLE}{error}")
+        return _Failure(ServiceUnavailable, "refused", cluster, str(error))
     except SchedulerTimeout:
-        return _Failure(ServiceUnavailable, f"{UNAVAILABLE}the command did not finish in time.")
+        return _Failure(ServiceUnavailable, "timeout", cluster)
     except SchedulerUnavailable:
-        detail = f"{UNAVAILABLE}the cluster did not answer; try again shortly."
-        return _Failure(ServiceUnavailable, detail)
+        return _Failure(ServiceUnavailable, "unreachable", cluster)
     except SchedulerError as error:
         # What the transport refused (e.g. the login node, the user's certificate) is told
         # as it was said: the user can pass it on to the site's support.
-        return _Failure(ServiceUnavailable, f"{UNAVAILABLE}{error}")
+        return _Failure(ServiceUnavailable, "refused", cluster, str(error))
     return ClusterDiskUsage(cluster, username, tuple(found), datetime.now(UTC))

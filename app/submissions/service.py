@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, ValidationFailed
+from app.i18n import _
 from app.job_templates import service as templates
 from app.job_templates.context import SubmitContext
 from app.job_templates.render import render
@@ -26,6 +27,7 @@ from app.jobs.scripts import ReadScript, ScriptJob, read_script
 from app.models import Project, TemplateVersion
 from app.projects import service as projects
 from app.scheduler.directives import Directive
+from app.scheduler.messages import translate
 from app.users.actor import Actor
 
 ContextFor = Callable[[Project], Awaitable[SubmitContext]]
@@ -81,10 +83,12 @@ async def read_submitted_script(
     """The script read as sbatch reads it, for the project it is charged to."""
     project = await _project(session, actor, submission.project_id, None)
     if not may_submit_raw_script(actor, project):
-        raise Forbidden("Only a template can be submitted to this project.")
+        raise Forbidden(_("Only a template can be submitted to this project."))
     home = (await context_for(project)).home
     if home is None:
-        raise ValidationFailed(f"No home directory is known on {project.cluster}.")
+        raise ValidationFailed(
+            _("No home directory is known on %(cluster)s.", cluster=project.cluster)
+        )
     job = ScriptJob(
         project.id,
         submission.script,
@@ -92,7 +96,19 @@ async def read_submitted_script(
         submission.overrides,
         submission.script_name,
     )
-    return read_script(job, project.slurm_account, home)
+    try:
+        return read_script(job, project.slurm_account, home)
+    except ValidationFailed as error:
+        raise explained(error) from error
+
+
+def explained(error: ValidationFailed) -> ValidationFailed:
+    """``error`` with the scheduler library's sentences (what sbatch would refuse and why) in
+    the current language; what Slurm itself said stays as it is."""
+    fields = {name: translate(message, _) for name, message in error.fields.items()}
+    failure = ValidationFailed(translate(error.detail, _), fields, error.raw)
+    failure.status_code = error.status_code
+    return failure
 
 
 async def _template_request(
@@ -113,7 +129,7 @@ async def _project(
     if chosen is None:
         views = await projects.list_for_actor(session, actor)
         if len(views) != 1:
-            raise ValidationFailed(fields={"project_id": "Choose the project to charge."})
+            raise ValidationFailed(fields={"project_id": _("Choose the project to charge.")})
         chosen = views[0].project.id
     return (await projects.get(session, actor, chosen)).project
 

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.service import SYSTEM, Origin, record_action
 from app.errors import NotFound, Unauthorized, ValidationFailed
+from app.i18n import _
 from app.models import ApiToken, User, utc_now
 from app.security import TOKEN_MARKER, hash_token, is_token_hash_match, mint_token
 from app.tokens import repository
@@ -24,7 +25,6 @@ MAX_NAME_LENGTH = 100
 MAX_LIFETIME_DAYS = 366
 # Recording every request would turn each read into a write; a minute is precise enough.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
-REJECTED_TOKEN_DETAIL = "The token is invalid, expired or revoked."  # noqa: S105
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,20 +52,31 @@ def is_usable(token: ApiToken, now: datetime) -> bool:
     return token.revoked_at is None and not is_expired(token, now)
 
 
+def lifetime_problem() -> str:
+    return _("Choose between 1 and %(limit)s days.", limit=MAX_LIFETIME_DAYS)
+
+
+def _rejected() -> Unauthorized:
+    # One answer for every failed check, so it never says which one failed.
+    return Unauthorized(_("The token is invalid, expired or revoked."))
+
+
 def _check_request(
     owner: Actor, name: str, scopes: Sequence[str], lifetime_days: int | None
 ) -> dict[str, str]:
     problems: dict[str, str] = {}
     if not name.strip() or len(name.strip()) > MAX_NAME_LENGTH:
-        problems["name"] = f"Give the token a name of 1 to {MAX_NAME_LENGTH} characters."
+        problems["name"] = _(
+            "Give the token a name of 1 to %(limit)s characters.", limit=MAX_NAME_LENGTH
+        )
     if not scopes:
-        problems["scopes"] = "Choose at least one scope."
+        problems["scopes"] = _("Choose at least one scope.")
     elif unknown := unknown_scopes(scopes):
-        problems["scopes"] = f"Unknown scope: {', '.join(unknown)}."
+        problems["scopes"] = _("Unknown scope: %(scopes)s.", scopes=", ".join(unknown))
     elif not set(scopes) <= set(grantable_scopes(owner.is_site_admin)):
-        problems["scopes"] = "Only site administrators can create tokens with the admin scope."
+        problems["scopes"] = _("Only site administrators can create tokens with the admin scope.")
     if lifetime_days is not None and not 1 <= lifetime_days <= MAX_LIFETIME_DAYS:
-        problems["expires_in_days"] = f"Choose between 1 and {MAX_LIFETIME_DAYS} days."
+        problems["expires_in_days"] = lifetime_problem()
     return problems
 
 
@@ -83,7 +94,7 @@ async def create_token(
     scope_list = sorted(set(scopes))
     problems = _check_request(owner, name, scope_list, lifetime_days)
     if problems:
-        raise ValidationFailed("The token cannot be created.", problems)
+        raise ValidationFailed(_("The token cannot be created."), problems)
     now = now or utc_now()
     minted = mint_token()
     token = ApiToken(
@@ -117,7 +128,7 @@ async def revoke_token(
     """Revoke one of the owner's tokens; revoking twice keeps the first time."""
     token = await repository.get_for_user(session, token_id, owner.user_id)
     if token is None:
-        raise NotFound("No such token.")
+        raise NotFound(_("No such token."))
     if token.revoked_at is None:
         token.revoked_at = now or utc_now()
         await session.flush()
@@ -131,15 +142,15 @@ async def authenticate(
 ) -> TokenIdentity:
     """The identity behind a bearer token, or Unauthorized (never saying which check failed)."""
     if not secret.startswith(TOKEN_MARKER):
-        raise Unauthorized(REJECTED_TOKEN_DETAIL)
+        raise _rejected()
     found = await repository.get_with_owner_by_hash(session, hash_token(secret))
     if found is None:
-        raise Unauthorized(REJECTED_TOKEN_DETAIL)
+        raise _rejected()
     token, user = found
     now = now or utc_now()
     usable = is_usable(token, now) and user.is_active
     if not usable or not is_token_hash_match(secret, token.token_hash):
-        raise Unauthorized(REJECTED_TOKEN_DETAIL)
+        raise _rejected()
     return TokenIdentity(user, token, effective_scopes(token.scopes, user.is_site_admin))
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import Unauthorized
+from app.i18n import _, ngettext
 from app.models import User
 from app.security import hash_password, is_password_correct
 from app.users import repository, throttle
@@ -16,18 +17,28 @@ from app.users.actor import Actor
 # Verifying against a real hash when the login is unknown keeps the response time the same,
 # so timing does not reveal which logins exist.
 _DUMMY_HASH = hash_password("not-a-real-password")
-BAD_CREDENTIALS = "That login and password do not match."
+
+
+def _bad_credentials() -> Unauthorized:
+    return Unauthorized(_("That login and password do not match."))
 
 
 class TooManyAttempts(Unauthorized):
     status_code = 429
 
     def __init__(self, minutes: int, *, is_site_wide: bool = False) -> None:
-        unit = "minute" if minutes == 1 else "minutes"
         if is_site_wide:
-            message = f"Too many failed sign-ins on the portal, try again in {minutes} {unit}."
+            message = ngettext(
+                "Too many failed sign-ins on the portal, try again in %(num)d minute.",
+                "Too many failed sign-ins on the portal, try again in %(num)d minutes.",
+                minutes,
+            )
         else:
-            message = f"Too many attempts, try again in {minutes} {unit}."
+            message = ngettext(
+                "Too many attempts, try again in %(num)d minute.",
+                "Too many attempts, try again in %(num)d minutes.",
+                minutes,
+            )
         super().__init__(message)
         self.minutes = minutes
 
@@ -65,9 +76,9 @@ async def authenticate(
     user = await repository.get_by_login(session, login) if login else None
     if user is None or not user.is_active:
         await _password_matches(_DUMMY_HASH, attempt.password)
-        raise Unauthorized(BAD_CREDENTIALS)
+        raise _bad_credentials()
     if not await _password_matches(user.password_hash, attempt.password):
-        raise Unauthorized(BAD_CREDENTIALS)
+        raise _bad_credentials()
     await throttle.succeeded(session, login, attempt.address, counters)
     return user
 
@@ -76,7 +87,7 @@ async def user_for_trusted_login(session: AsyncSession, login: str) -> User:
     """The active user a trusted reverse proxy vouched for."""
     user = await repository.get_by_login(session, login.strip())
     if user is None or not user.is_active:
-        raise Unauthorized("Your account is not known to the portal; ask an administrator.")
+        raise Unauthorized(_("Your account is not known to the portal; ask an administrator."))
     return user
 
 

@@ -10,6 +10,7 @@ from fastapi.responses import RedirectResponse, Response
 from app.admin import service
 from app.deps import ClustersDep, SessionDep
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.params import PathId
 from app.templating import render
 from app.web.admin_common import SiteAdmin, page_context, web_origin
@@ -101,7 +102,7 @@ async def set_username(
     username: FormText = "",
 ) -> Response:
     if cluster not in clusters:
-        raise ValidationFailed(fields={"cluster": "unknown cluster"})
+        raise ValidationFailed(fields={"cluster": _("unknown cluster")})
     origin = web_origin(request)
     reserved = clusters[cluster].reserved_users
     await service.set_cluster_username(session, actor, origin, user_id, cluster, username, reserved)

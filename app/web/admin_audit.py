@@ -15,6 +15,8 @@ from app.admin.associations import SlurmState, fetch_slurm_state
 from app.audit import service as audit
 from app.deps import ClustersDep, SessionDep
 from app.errors import ValidationFailed
+from app.i18n import _
+from app.models import AUDIT_SURFACES
 from app.params import FIRST_DAY, LAST_DAY, MAX_ID
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import build_adapter
@@ -81,6 +83,8 @@ async def audit_page(
         web,
         rows=found.rows,
         filters=wanted,
+        surfaces=AUDIT_SURFACES,
+        surface_label=audit.surface_label,
         actions=actions,
         query=query,
         page_size=audit.PAGE_SIZE,
@@ -93,7 +97,7 @@ async def audit_page(
 
 def _cluster(clusters: Mapping[str, ClusterConfig], name: str) -> ClusterConfig:
     if name not in clusters:
-        raise ValidationFailed(fields={"cluster": "unknown cluster"})
+        raise ValidationFailed(fields={"cluster": _("unknown cluster")})
     return clusters[name]
 
 

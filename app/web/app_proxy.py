@@ -17,6 +17,7 @@ from starlette.requests import HTTPConnection
 from app.db import release_connection
 from app.deps import SessionDep
 from app.errors import BadGateway, Forbidden, NotFound
+from app.i18n import _
 from app.interactive.connection import target_of
 from app.interactive.definitions import AppDefinition
 from app.interactive.proxy import Upstream, UpstreamUnavailable, proxy_http, proxy_websocket
@@ -31,13 +32,11 @@ PROXIED = "/apps/sessions/{session_uuid}/{path:path}"
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 # The app is the user's own code: it never sees the portal's cookies.
 PORTAL_COOKIES = frozenset({SESSION_COOKIE, ANON_CSRF_COOKIE})
-NOT_RUNNING = "This session is not running."
 # A WebSocket refused before it is accepted: the browser sees a failed handshake.
 POLICY_VIOLATION = 1008
 
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-CROSS_SITE = "Another site cannot act in your session."
 
 
 def is_cross_site(connection: HTTPConnection) -> bool:
@@ -68,7 +67,7 @@ async def upstream_for(
     definition = definitions.get(row.app)
     upstream = target_of(row, definition) if definition is not None else None
     if upstream is None or row.job.state != states.RUNNING:
-        raise NotFound(NOT_RUNNING)
+        raise NotFound(_("This session is not running."))
     return upstream
 
 
@@ -77,14 +76,14 @@ async def proxy(
     request: Request, session: SessionDep, actor: CurrentUser, session_uuid: str, path: str
 ) -> Response:
     if request.method not in SAFE_METHODS and is_cross_site(request):
-        raise Forbidden(CROSS_SITE)
+        raise Forbidden(_("Another site cannot act in your session."))
     services = services_of(request.app)
     upstream = await upstream_for(session, actor, session_uuid, services.apps)
     await release_connection(session)
     try:
         return await proxy_http(request, upstream, services.http, PORTAL_COOKIES)
     except UpstreamUnavailable as error:
-        raise BadGateway(str(error)) from error
+        raise BadGateway(_("The app's server is not answering.")) from error
 
 
 @router.websocket(PROXIED)

@@ -9,8 +9,10 @@ from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
+from app import i18n
 from app.deps import SessionDep
 from app.errors import NotFound, ValidationFailed
+from app.i18n import _, lazy_gettext
 from app.interactive import service
 from app.interactive.definitions import AppDefinition
 from app.interactive.sessions import LaunchForm, describe, own_session, own_sessions, relaunch_form
@@ -29,12 +31,25 @@ TEXTS = ("partition", "work_dir", "modules", "venv")
 # one runs, less often (its time left, and its end once the job has ended).
 REFRESH_WAITING = "every 3s"
 REFRESH_RUNNING = "every 10s"
+# The shipped apps' descriptions, so that the catalogue holds them; a site's own apps are
+# shown as the site wrote them.
+SHIPPED_DESCRIPTIONS = (
+    lazy_gettext(
+        "Notebooks, a terminal and a file browser, running on a compute node with the "
+        "resources you choose."
+    ),
+)
+
+
+def describe_app(definition: AppDefinition) -> str:
+    """The app's description, in the reader's language when the catalogue has it."""
+    return i18n.gettext(definition.description) if definition.description else ""
 
 
 def _definition(request: Request, app_name: str) -> AppDefinition:
     definition = services_of(request.app).apps.get(app_name)
     if definition is None:
-        raise NotFound("No such app.")
+        raise NotFound(_("No such app."))
     return definition
 
 
@@ -64,6 +79,7 @@ async def apps_page(
         "apps": sorted(services_of(request.app).apps.values(), key=lambda a: a.title),
         "sessions": views,
         "poll_trigger": _refresh_trigger({view.state for view in views}),
+        "describe_app": describe_app,
     }
     block = "app_sessions" if request.query_params.get("fragment") == "sessions" else None
     return page(request, web, "apps/index.html", context, block=block)
@@ -84,6 +100,7 @@ async def _form_page(
         "projects": await actor_projects(session, actor),
         "values": values,
         "errors": errors or {},
+        "describe_app": describe_app,
     }
     return page(request, web, "apps/launch.html", context, status_code=status_code)
 
@@ -118,10 +135,10 @@ def _read_form(form: FormData) -> tuple[LaunchForm | None, dict[str, Any], dict[
     for name in ("project_id", *NUMBERS):
         raw = values[name]
         if raw and not raw.isdigit():
-            errors[name] = "enter a whole number"
+            errors[name] = _("enter a whole number")
         numbers[name] = int(raw) if raw.isdigit() else None
     if numbers["project_id"] is None:
-        errors.setdefault("project_id", "choose the project to charge")
+        errors.setdefault("project_id", _("choose the project to charge"))
     if errors:
         return None, values, errors
     texts = {name: values[name] for name in TEXTS}
@@ -144,7 +161,7 @@ async def launch(
     form, values, errors = _read_form(await request.form())
     try:
         if form is None:
-            raise ValidationFailed("Some values are not valid.", fields=errors)
+            raise ValidationFailed(_("Some values are not valid."), fields=errors)
         services = services_of(request.app)
         home = await service.home_for(
             session, actor, form.project_id, services.clusters, services.schedulers

@@ -23,6 +23,7 @@ from app import i18n
 from app.audit.service import Origin
 from app.deps import SessionDep
 from app.errors import Forbidden
+from app.i18n import _
 from app.templating import is_htmx
 from app.users import service as users
 from app.users import sessions
@@ -36,7 +37,6 @@ ANON_CSRF_COOKIE = "portal_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-CSRF_MESSAGE = "This form has expired or did not come from this site. Reload the page and retry."
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +158,9 @@ async def require_csrf(request: Request, context: WebContextDep) -> None:
         return
     sent = await _submitted_csrf(request)
     if not sent or not hmac.compare_digest(sent.encode(), context.csrf_token.encode()):
-        raise Forbidden(CSRF_MESSAGE)
+        raise Forbidden(
+            _("This form has expired or did not come from this site. Reload the page and retry.")
+        )
 
 
 def csrf_protected_router(**kwargs: Any) -> APIRouter:

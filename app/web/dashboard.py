@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.deps import SessionDep
+from app.i18n import _, ngettext
 from app.interactive.sessions import describe, own_sessions
 from app.job_templates import service as job_templates
 from app.job_templates.values import format_duration
@@ -92,9 +93,16 @@ def _row(listed: repository.JobListRow) -> JobRow:
     if total:
         failed = (ended or 0) - (completed or 0)
         waiting = total - (ended or 0) - (running or 0)
-        tasks = (
-            f"{_count(total, 'task')}: {completed or 0} completed, {running or 0} running, "
-            f"{waiting} waiting, {failed} failed or cancelled"
+        tasks = ngettext(
+            "%(num)d task: %(completed)s completed, %(running)s running, %(waiting)s waiting, "
+            "%(failed)s failed or cancelled",
+            "%(num)d tasks: %(completed)s completed, %(running)s running, %(waiting)s waiting, "
+            "%(failed)s failed or cancelled",
+            total,
+            completed=completed or 0,
+            running=running or 0,
+            waiting=waiting,
+            failed=failed,
         )
     return JobRow(
         id=job.id,
@@ -110,10 +118,6 @@ def _row(listed: repository.JobListRow) -> JobRow:
         expected_start=view.expected_start(job),
         is_outside=job.submitted_outside,
     )
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def list_query(filters: HistoryFilters) -> ListQuery:
@@ -163,7 +167,7 @@ class TemplateLink:
 
     @property
     def uses_label(self) -> str:
-        return "1 job" if self.uses == 1 else f"{self.uses} jobs"
+        return ngettext("%(num)d job", "%(num)d jobs", self.uses)
 
 
 async def template_links(session: AsyncSession, actor: Actor) -> dict[str, list[TemplateLink]]:
@@ -199,7 +203,11 @@ class ClusterView:
 
 
 def _limit(minutes: Any) -> str:
-    return format_duration(minutes) if isinstance(minutes, int) and minutes > 0 else "none"
+    return format_duration(minutes) if isinstance(minutes, int) and minutes > 0 else _("none")
+
+
+def _idle(idle: Any, total: Any) -> str:
+    return _("%(idle)s of %(total)s idle", idle=idle, total=total)
 
 
 def _partition_view(record: dict[str, Any]) -> PartitionView:
@@ -209,17 +217,17 @@ def _partition_view(record: dict[str, Any]) -> PartitionView:
         is_default=bool(record.get("is_default")),
         max_time=_limit(record.get("max_minutes")),
         default_time=_limit(record.get("default_minutes")),
-        nodes=f"{record.get('idle_nodes', 0)} of {record.get('total_nodes', 0)} idle",
-        cpus=f"{record.get('idle_cpus', 0)} of {record.get('total_cpus', 0)} idle",
+        nodes=_idle(record.get("idle_nodes", 0), record.get("total_nodes", 0)),
+        cpus=_idle(record.get("idle_cpus", 0), record.get("total_cpus", 0)),
     )
 
 
 def _cluster_view(name: str, row: ClusterStatus | None, poll_interval: float) -> ClusterView:
     if row is None or row.last_contact_at is None:
-        return ClusterView(name, False, "Not contacted yet", "never", None)
+        return ClusterView(name, False, _("Not contacted yet"), _("never"), None)
     age = (datetime.now(UTC) - row.last_contact_at).total_seconds()
     is_reachable = row.consecutive_failures == 0 and age <= poll_interval * STALE_POLLS
-    status = "Reachable" if is_reachable else "Unreachable"
+    status = _("Reachable") if is_reachable else _("Unreachable")
     partitions = tuple(_partition_view(record) for record in row.partitions or ())
     reported = view.format_time(row.partitions_at) if row.partitions_at else None
     return ClusterView(

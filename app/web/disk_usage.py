@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from babel.numbers import get_decimal_symbol, get_group_symbol
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from app import i18n
 from app.deps import ClusterNamesDep, DiskUsageServiceDep
+from app.i18n import _
 from app.scheduler.disk_usage import FilesystemUsage, QuotaFigures, binary_scale
 from app.storage.service import (
     ClusterDiskUsage,
@@ -24,7 +27,7 @@ from app.web.views import page
 
 router = APIRouter(include_in_schema=False)
 
-_STATUS = {"warning": ("Near the limit", "waiting"), "critical": ("At the limit", "bad")}
+_TONES = {"warning": "waiting", "critical": "bad"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,17 +58,37 @@ class ClusterPanel:
     problem: str | None = None
 
 
+def _in_locale(number: str) -> str:
+    """A number written the English way (``12,034.5``) with the reader's separators."""
+    locale = i18n.current_locale()
+    if locale == i18n.DEFAULT_LOCALE:
+        return number
+    marks: dict[str, str | int | None] = {
+        ",": get_group_symbol(locale),
+        ".": get_decimal_symbol(locale),
+    }
+    return number.translate(str.maketrans(marks))
+
+
 def format_bytes(amount: int) -> str:
     """Binary units, one decimal below 100: ``2.1 GiB``, ``512 MiB``."""
     value, unit = binary_scale(amount)
     if unit == "B":
         return f"{amount} B"
     shown = f"{value:.1f}".removesuffix(".0") if value < 100 else f"{value:.0f}"
-    return f"{shown} {unit}"
+    return f"{_in_locale(shown)} {unit}"
 
 
 def format_count(amount: int) -> str:
-    return f"{amount:,}"
+    return _in_locale(f"{amount:,}")
+
+
+def _status(level: Level, is_over: bool) -> str:
+    if is_over:
+        return _("Over quota")
+    if level == "critical":
+        return _("At the limit")
+    return _("Near the limit") if level == "warning" else ""
 
 
 def figure_view(figures: QuotaFigures, *, is_space: bool) -> FigureView:
@@ -75,27 +98,31 @@ def figure_view(figures: QuotaFigures, *, is_space: bool) -> FigureView:
     limit = figures.limit
     notes = []
     if figures.soft and figures.hard and figures.hard != figures.soft:
-        notes.append(f"hard limit {amount(figures.hard)}")
+        notes.append(_("hard limit %(amount)s", amount=amount(figures.hard)))
     if figures.grace:
-        notes.append(f"grace {figures.grace}")
+        # The grace period as the site's tool wrote it (``6days``, ``expired``).
+        notes.append(_("grace %(time)s", time=figures.grace))
     if limit is None or percent is None:
-        return FigureView(f"{amount(figures.used)} used, no limit", level, note=", ".join(notes))
+        text = _("%(used)s used, no limit", used=amount(figures.used))
+        return FigureView(text, level, note=", ".join(notes))
     shown = 100.0 if figures.is_over else min(round(percent, 1), 100.0)
     label = f"{percent:.0f} %"
-    text = f"{amount(figures.used)} of {amount(limit)} ({label})"
+    text = _(
+        "%(used)s of %(limit)s (%(percent)s)",
+        used=amount(figures.used),
+        limit=amount(limit),
+        percent=label,
+    )
     return FigureView(text, level, shown, label, ", ".join(notes))
 
 
 def filesystem_view(usage: FilesystemUsage) -> FilesystemView:
     level = worst_level(usage)
-    status, tone = _STATUS.get(level, ("", "ok"))
-    if usage.is_over:
-        status = "Over quota"
     return FilesystemView(
         label=usage.label,
         level=level,
-        status=status,
-        tone=tone,
+        status=_status(level, usage.is_over),
+        tone=_TONES.get(level, "ok"),
         space=figure_view(usage.space, is_space=True),
         files=figure_view(usage.files, is_space=False),
     )

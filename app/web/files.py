@@ -12,12 +12,15 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
+from babel.numbers import format_decimal
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import RedirectResponse, Response, StreamingResponse
 
+from app import i18n
 from app.deps import ClusterNamesDep, FilesServiceDep
 from app.errors import NotFound
 from app.files.service import PAGE_SIZE, UPLOAD_PART_BYTES, FilesService, format_size
+from app.i18n import _, pgettext
 from app.jobs.logs import LogStream, default_log_path, expand_log_path
 from app.models import Job
 from app.scheduler.file_paths import display_name, has_plain_name, is_under_roots
@@ -29,7 +32,6 @@ from app.web.views import page
 router = APIRouter(include_in_schema=False)
 PathQuery = Annotated[str, Query(max_length=4096)]
 OffsetQuery = Annotated[int, Query(ge=0, le=10**9)]
-_KINDS = {"folder": "Folder", "file": "File", "symlink": "Broken link", "other": "Special file"}
 
 
 def files_url(cluster: str, path: str, action: str = "", **more: object) -> str:
@@ -55,6 +57,23 @@ class EntryRow:
 class Crumb:
     label: str
     href: str
+    # A folder's own name or path, not words of the portal's.
+    is_name: bool = True
+
+
+def kind_label(entry: FileEntry) -> str:
+    """What an entry is, in words; a symlink's own kind is what it points to."""
+    if entry.kind == "symlink":
+        return _("Broken link")
+    if not entry.is_symlink:
+        return {"folder": _("Folder"), "file": _("File")}.get(entry.kind, _("Special file"))
+    linked = {"folder": _("Folder (link)"), "file": _("File (link)")}
+    return linked.get(entry.kind, _("Special file (link)"))
+
+
+def root_label(root: FileRoot) -> str:
+    # The file store names the user's home "Home"; other roots are named by their path.
+    return pgettext("file root", "Home") if root.label == "Home" else root.label
 
 
 def entry_row(cluster: str, entry: FileEntry) -> EntryRow:
@@ -63,8 +82,7 @@ def entry_row(cluster: str, entry: FileEntry) -> EntryRow:
     action = "" if entry.is_folder else "view"
     return EntryRow(
         name=display_name(entry.name) + ("/" if entry.is_folder else ""),
-        kind=_KINDS[entry.kind]
-        + (" (link)" if entry.is_symlink and entry.kind != "symlink" else ""),
+        kind=kind_label(entry),
         size="" if entry.is_folder else format_size(entry.size),
         modified=format_time(entry.mtime),
         href=files_url(cluster, entry.path, action) if addressable else None,
@@ -84,7 +102,7 @@ def holding_root(path: str, roots: Sequence[FileRoot]) -> FileRoot:
 def crumbs(cluster: str, path: str, roots: Sequence[FileRoot]) -> list[Crumb]:
     """From the deepest root holding ``path`` down to ``path`` itself."""
     root = holding_root(path, roots)
-    found = [Crumb(root.label, files_url(cluster, root.path))]
+    found = [Crumb(root_label(root), files_url(cluster, root.path), root.label != "Home")]
     rest = path[len(root.path) :].strip("/")
     current = root.path
     for part in rest.split("/") if rest else []:
@@ -93,14 +111,23 @@ def crumbs(cluster: str, path: str, roots: Sequence[FileRoot]) -> list[Crumb]:
     return found
 
 
+def _count(number: int) -> str:
+    return format_decimal(number, locale=i18n.current_locale())
+
+
 def paging(cluster: str, folder: FolderPage, limit: int) -> dict[str, Any]:
     first = folder.offset + 1 if folder.entries else 0
+    last = folder.offset + len(folder.entries)
     previous = max(0, folder.offset - limit)
     return {
-        "shown": f"Entries {first:,} to {folder.offset + len(folder.entries):,} of "
-        f"{folder.total:,}, folders first."
+        "shown": _(
+            "Entries %(first)s to %(last)s of %(total)s, folders first.",
+            first=_count(first),
+            last=_count(last),
+            total=_count(folder.total),
+        )
         if folder.total
-        else "No entries.",
+        else _("No entries."),
         "previous_href": files_url(cluster, folder.path, offset=previous, limit=limit)
         if folder.offset
         else None,
@@ -115,7 +142,7 @@ async def files_home(actor: CurrentUser, names: ClusterNamesDep) -> Response:
     """The first cluster the user has an account on."""
     mine = [name for name in names if actor.username_on(name)]
     if not mine:
-        raise NotFound("You have no account on any cluster, so there are no files to show.")
+        raise NotFound(_("You have no account on any cluster, so there are no files to show."))
     return RedirectResponse(f"/files/{quote(mine[0], safe='')}", status_code=303)
 
 
@@ -133,7 +160,9 @@ async def folder_page(
     roots = await service.roots(actor, cluster)
     if not path:
         if not roots:
-            raise NotFound(f"Cluster {cluster} has no folders the portal may open.")
+            raise NotFound(
+                _("Cluster %(cluster)s has no folders the portal may open.", cluster=cluster)
+            )
         path = roots[0].path
     entry = await service.stat(actor, cluster, path)
     if not entry.is_folder:
@@ -150,7 +179,10 @@ def folder_context(
         "cluster": cluster,
         "path": folder.path,
         "shown_path": display_name(folder.path),
-        "tabs": [(root.label, files_url(cluster, root.path), root == current) for root in roots],
+        "tabs": [
+            (root_label(root), files_url(cluster, root.path), root == current, root.label != "Home")
+            for root in roots
+        ],
         "crumbs": crumbs(cluster, folder.path, roots),
         "rows": [entry_row(cluster, entry) for entry in folder.entries],
         "paging": paging(cluster, folder, limit),
@@ -215,10 +247,10 @@ def job_file_links(service: FilesService, job: Job, username: str | None) -> lis
     """Links from a job's page to its working folder and log files, when under the roots."""
     if not username or not job.slurm_job_id:
         return []
-    wanted = [("Working folder", job.work_dir, "")]
+    wanted = [(_("Working folder"), job.work_dir, "")]
     streams: tuple[tuple[LogStream, str], ...] = (
-        ("stdout", "Output file"),
-        ("stderr", "Error file"),
+        ("stdout", _("Output file")),
+        ("stderr", _("Error file")),
     )
     for stream, label in streams:
         template = default_log_path(job, stream)

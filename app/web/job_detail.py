@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import release_connection
 from app.deps import SessionDep
+from app.i18n import _
 from app.jobs import repository, states, tasks
 from app.jobs import service as jobs
 from app.jobs.kept_script import job_script
@@ -61,14 +62,17 @@ TasksShownDep = Annotated[TasksShown, Depends(tasks_shown)]
 def _streams(job: Job) -> list[tuple[str, str]]:
     """The log panels to show: one when stderr goes to the same file as stdout."""
     if job.stderr_path and job.stderr_path != job.stdout_path:
-        return [("stdout", "Standard output"), ("stderr", "Standard error")]
-    return [("stdout", "Output and errors")]
+        return [("stdout", _("Standard output")), ("stderr", _("Standard error"))]
+    return [("stdout", _("Output and errors"))]
 
 
 def _more_label(suggestion: view.Suggestion | None) -> str | None:
+    """The label of the button that resubmits with what the job lacked."""
     if suggestion is None:
         return None
-    return "memory" if suggestion.field == "memory_mb" else "time"
+    if suggestion.field == "memory_mb":
+        return _("Resubmit with more memory")
+    return _("Resubmit with more time")
 
 
 async def detail_context(

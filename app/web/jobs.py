@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import release_connection
 from app.deps import JobServiceDep, SessionDep
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.job_templates.values import format_duration, format_memory, parse_duration, parse_memory
 from app.jobs import service as jobs
 from app.jobs.service import script_digest
@@ -81,7 +82,7 @@ def _below(cursor: str | None) -> int | None:
     try:
         return decode_cursor(cursor)
     except BadCursor:
-        raise ValidationFailed(fields={"cursor": "is not a page of this list"}) from None
+        raise ValidationFailed(fields={"cursor": _("is not a page of this list")}) from None
 
 
 async def _history_context(
@@ -217,9 +218,9 @@ def _edits(name: str, time_limit: str, memory: str, cpus: str) -> dict[str, Any]
         try:
             edits[target] = parse(raw.strip())
         except ValueError as error:
-            errors[field] = str(error) if field != "cpus" else "enter a whole number"
+            errors[field] = str(error) if field != "cpus" else _("enter a whole number")
     if errors:
-        raise ValidationFailed("Some values are not valid.", fields=errors)
+        raise ValidationFailed(_("Some values are not valid."), fields=errors)
     return edits
 
 
@@ -258,11 +259,28 @@ async def resubmit(
     return redirect(request, f"/jobs/{new_job.id}")
 
 
-_CONFIRM = {
-    "cancel": ("Cancel job", "The job stops and cannot be resumed."),
-    "hold": ("Hold job", "The job stays in the queue but will not start until released."),
-    "release": ("Release job", "The job may start as soon as resources allow."),
-}
+def _confirmation(action: ActionName, name: str) -> dict[str, str]:
+    """What the page asking to confirm ``action`` on the job ``name`` says."""
+    if action == "cancel":
+        return {
+            "title": _("Cancel job"),
+            "question": _("Cancel job: %(name)s?", name=name),
+            "consequence": _("The job stops and cannot be resumed."),
+            "confirm_label": _("Yes, cancel job"),
+        }
+    if action == "hold":
+        return {
+            "title": _("Hold job"),
+            "question": _("Hold job: %(name)s?", name=name),
+            "consequence": _("The job stays in the queue but will not start until released."),
+            "confirm_label": _("Yes, hold job"),
+        }
+    return {
+        "title": _("Release job"),
+        "question": _("Release job: %(name)s?", name=name),
+        "consequence": _("The job may start as soon as resources allow."),
+        "confirm_label": _("Yes, release job"),
+    }
 
 
 @router.get("/jobs/{job_id}/{action}", name="job_action_confirm")
@@ -275,8 +293,7 @@ async def confirm_action(
     action: ActionName,
 ) -> Response:
     context = await detail_context(session, actor, job_id, web.csrf_token)
-    title, consequence = _CONFIRM[action]
-    context.update(action=action, title=title, consequence=consequence)
+    context.update(action=action, **_confirmation(action, context["job"].name))
     return page(request, web, "jobs/confirm.html", context)
 
 
@@ -296,12 +313,13 @@ async def run_action(
     if not is_htmx(request):
         return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)
     context = await detail_context(session, actor, job_id, web.csrf_token)
-    context["notice"] = _DONE[action]
+    context["notice"] = _done(action)
     return page(request, web, "jobs/detail.html", context, block="job_status")
 
 
-_DONE = {
-    "cancel": "Cancellation requested. The state changes as soon as the cluster confirms.",
-    "hold": "Hold requested.",
-    "release": "Release requested.",
-}
+def _done(action: ActionName) -> str:
+    if action == "cancel":
+        return _("Cancellation requested. The state changes as soon as the cluster confirms.")
+    if action == "hold":
+        return _("Hold requested.")
+    return _("Release requested.")

@@ -6,9 +6,13 @@ Templates only print these values; every comparison with a raw Slurm string happ
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from markupsafe import Markup
+
+from app.i18n import _, ngettext
 from app.jobs import states
 from app.jobs.end_causes import (
     ending,
@@ -18,29 +22,13 @@ from app.jobs.end_causes import (
     requested_memory_mb,
     used_memory_mb,
 )
+from app.jobs.event_notes import ShownNote, shown_note
 from app.jobs.tasks import TaskRollup
 from app.models import Job, JobEvent
 from app.templating import local_time
+from app.web.pending_reasons import pending_reasons
 
-_STATE_LABELS = {
-    "submitting": "Submitting",
-    "submit_failed": "Submission failed",
-    "pending": "Pending",
-    "held": "Held",
-    "running": "Running",
-    "suspended": "Suspended",
-    "completing": "Finishing",
-    "completed": "Completed",
-    "failed": "Failed",
-    "cancelled": "Cancelled",
-    "timeout": "Out of time",
-    "out_of_memory": "Out of memory",
-    "node_fail": "Node failed",
-    "preempted": "Preempted",
-    "boot_fail": "Node did not boot",
-    "deadline": "Missed deadline",
-    "undetermined": "Unknown",
-}
+_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 _TONES = {
     "pending": "waiting",
     "held": "waiting",
@@ -53,37 +41,27 @@ _TONES = {
     "undetermined": "neutral",
 }
 
-PENDING_REASONS = {
-    "None": "Just submitted; the scheduler has not looked at it yet.",
-    "Resources": "Waiting for enough free CPUs, memory or GPUs to become available.",
-    "Priority": "Other jobs with a higher priority are ahead of it in the queue.",
-    "JobHeldUser": "On hold by its owner or a manager. Release it to let it start.",
-    "JobHeldAdmin": "On hold by a cluster administrator.",
-    "AssocGrpCpuLimit": "The project is already using all the CPUs it may use at once; "
-    "it starts when some of the project's other jobs finish.",
-    "AssocGrpMemLimit": "The project is already using all the memory it may use at once.",
-    "AssocGrpGRES": "The project is already using all the GPUs it may use at once.",
-    "AssocGrpJobsLimit": "The project has as many running jobs as it is allowed.",
-    "AssocMaxJobsLimit": "You have as many running jobs as you are allowed.",
-    "QOSMaxWallDurationPerJobLimit": "The time limit is longer than this quality of service "
-    "allows, so the job will never start. Cancel it and submit with a shorter time limit.",
-    "PartitionTimeLimit": "The time limit is longer than the partition allows, so the job "
-    "will never start. Cancel it and submit with a shorter time limit.",
-    "QOSMaxCpuPerUserLimit": "You are already using all the CPUs this quality of service "
-    "allows per user.",
-    "QOSGrpCpuLimit": "Everyone using this quality of service together has reached its CPU limit.",
-    "ReqNodeNotAvail": "A node the job needs is unavailable (down, drained or reserved).",
-    "Dependency": "Waiting for the jobs it depends on to finish.",
-    "DependencyNeverSatisfied": "A job it depends on ended in a way that means this job can "
-    "never start. Cancel it.",
-    "BeginTime": "It was asked to start later and that time has not come yet.",
-    "Reservation": "Waiting for its reservation to start.",
-    "PartitionDown": "The partition is down; it starts when an administrator brings it back.",
-    "NodeDown": "A node it needs is down.",
-    "InvalidAccount": "The account is not valid on this cluster; cancel and resubmit.",
-    "InvalidQOS": "The quality of service is not valid; cancel and resubmit.",
-    "BadConstraints": "No node matches the constraints it asks for.",
-}
+
+def _state_labels() -> dict[str, str]:
+    return {
+        "submitting": _("Submitting"),
+        "submit_failed": _("Submission failed"),
+        "pending": _("Pending"),
+        "held": _("Held"),
+        "running": _("Running"),
+        "suspended": _("Suspended"),
+        "completing": _("Finishing"),
+        "completed": _("Completed"),
+        "failed": _("Failed"),
+        "cancelled": _("Cancelled"),
+        "timeout": _("Out of time"),
+        "out_of_memory": _("Out of memory"),
+        "node_fail": _("Node failed"),
+        "preempted": _("Preempted"),
+        "boot_fail": _("Node did not boot"),
+        "deadline": _("Missed deadline"),
+        "undetermined": _("Unknown"),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +74,27 @@ class StateBadge:
 
 def state_badge(state: str) -> StateBadge:
     tone = _TONES.get(state, "bad")
-    label = _STATE_LABELS.get(state, state.replace("_", " ").capitalize())
+    label = _state_labels().get(state, state.replace("_", " ").capitalize())
     return StateBadge(state, label, tone, states.is_terminal(state))
+
+
+def _verbatim(words: str) -> Markup:
+    """Slurm's own words, marked so that nothing translates them."""
+    return Markup('<span translate="no">{}</span>').format(words)
+
+
+def _options_as_code(text: str) -> Markup:
+    """``text`` with the sbatch options it names (``--output``) shown as code."""
+    shown, start = Markup(), 0
+    for option in _OPTION.finditer(text):
+        shown += text[start : option.start()] + Markup("<code>{}</code>").format(option[0])
+        start = option.end()
+    return shown + text[start:]
+
+
+def quoting(message: str, **words: str) -> Markup:
+    """A translated ``message`` whose placeholders are filled with Slurm's words verbatim."""
+    return Markup.escape(message) % {name: _verbatim(value) for name, value in words.items()}
 
 
 def format_time(moment: datetime | None) -> str:
@@ -109,8 +106,8 @@ def pending_reason(job: Job) -> str | None:
     """The reason a queued job is not running yet, in plain words (None when running)."""
     if job.state not in states.QUEUED_STATES or not job.reason:
         return None
-    known = PENDING_REASONS.get(job.reason)
-    return known or f"The scheduler says: {job.reason}."
+    known = pending_reasons().get(job.reason)
+    return known or quoting(_("The scheduler says: %(reason)s."), reason=job.reason)
 
 
 def expected_start(job: Job) -> str | None:
@@ -123,7 +120,12 @@ def expected_start(job: Job) -> str | None:
 def end_explanation(job: Job) -> str | None:
     """Why a finished job ended, in plain words; None while it has not ended."""
     found = ending(job)
-    return found.explanation if found else None
+    if found is None:
+        return None
+    said = found.slurm_words
+    if said and found.explanation.endswith(said):
+        return _options_as_code(found.explanation.removesuffix(said)) + _verbatim(said)
+    return _options_as_code(found.explanation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +149,8 @@ class Usage:
         """How far the job went over the memory it asked for, in words; None within it."""
         if self.memory_share is None or self.memory_share <= 100:
             return None
-        return f"used {self.memory_share / 100:.1f} times the memory asked for"
+        times = f"{self.memory_share / 100:.1f}"
+        return _("used %(times)s times the memory asked for", times=times)
 
 
 def _share(part: float | None, whole: float | None) -> float | None:
@@ -158,7 +161,7 @@ def _share(part: float | None, whole: float | None) -> float | None:
 
 def cpu_count(cpus: int | None) -> str:
     """``4 CPUs``, ``1 CPU``; a dash when unknown."""
-    return f"{cpus} CPU{'' if cpus == 1 else 's'}" if cpus else "—"
+    return ngettext("%(num)d CPU", "%(num)d CPUs", cpus) if cpus else "—"
 
 
 def usage(job: Job) -> Usage:
@@ -183,19 +186,23 @@ def array_usage(array: Job, tasks: TaskRollup) -> Usage:
     limit_seconds = array.time_limit_minutes * 60 if array.time_limit_minutes else None
     used_mb = None if tasks.max_rss_bytes is None else tasks.max_rss_bytes / 2**20
     asked_mb = tasks.memory_per_task_mb
-    together = format_seconds(tasks.ended_seconds) if tasks.ended_seconds else None
-    note = "longest task" + (f"; {together} over all ended tasks" if together else "")
+    note = _("longest task")
+    if tasks.ended_seconds:
+        together = format_seconds(tasks.ended_seconds)
+        note = _("longest task; %(together)s over all ended tasks", together=together)
     return Usage(
         elapsed=format_seconds(tasks.longest_seconds),
         time_limit=format_seconds(limit_seconds),
         time_share=_share(tasks.longest_seconds, limit_seconds),
         cpu_efficiency=tasks.cpu_efficiency,
-        cpus=f"{cpu_count(tasks.cpus_per_task)} per task" if tasks.cpus_per_task else "—",
+        cpus=_("%(cpus)s per task", cpus=cpu_count(tasks.cpus_per_task))
+        if tasks.cpus_per_task
+        else "—",
         memory_used=format_mb(used_mb),
-        memory_requested=f"{format_mb(asked_mb)} per task" if asked_mb else "—",
+        memory_requested=_("%(memory)s per task", memory=format_mb(asked_mb)) if asked_mb else "—",
         memory_share=_share(used_mb, asked_mb),
         time_note=note if tasks.longest_seconds is not None else "",
-        memory_note="by the task that used the most" if used_mb is not None else "",
+        memory_note=_("by the task that used the most") if used_mb is not None else "",
     )
 
 
@@ -203,12 +210,12 @@ def array_usage(array: Job, tasks: TaskRollup) -> Usage:
 class TimelineEntry:
     at: str
     badge: StateBadge
-    note: str
+    note: ShownNote | None
 
 
 def timeline(events: list[JobEvent]) -> list[TimelineEntry]:
     return [
-        TimelineEntry(format_time(event.at), state_badge(event.to_state), event.reason or "")
+        TimelineEntry(format_time(event.at), state_badge(event.to_state), shown_note(event.reason))
         for event in events
     ]
 
@@ -228,11 +235,12 @@ def more_resources(job: Job, partition_max_minutes: int | None) -> Suggestion | 
     if is_memory_kill(job):
         base = max(used_memory_mb(job) or 0, requested_memory_mb(job) or 0)
         value = max(1, math.ceil(base * 1.5 / 100) * 100)
-        return Suggestion("memory_mb", value, format_mb(value), "one and a half times what it used")
+        why = _("one and a half times what it used")
+        return Suggestion("memory_mb", value, format_mb(value), why)
     if job.state == "timeout" and job.time_limit_minutes:
         value = job.time_limit_minutes * 2
-        why = "twice its time limit"
+        why = _("twice its time limit")
         if partition_max_minutes is not None and value > partition_max_minutes:
-            value, why = partition_max_minutes, "the longest its partition allows"
+            value, why = partition_max_minutes, _("the longest its partition allows")
         return Suggestion("time_limit_minutes", value, format_seconds(value * 60), why)
     return None

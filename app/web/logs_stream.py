@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.deps import SessionDep
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.jobs import logs
 from app.jobs.log_events import log_events
 from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogChunk, LogStream
@@ -43,7 +44,7 @@ def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:
     """Where to start: the browser's Last-Event-ID wins over ``?offset``; None means tail."""
     if last_event_id is not None:
         if not last_event_id.isdigit() or len(last_event_id) > 18:
-            raise ValidationFailed(fields={"Last-Event-ID": "must be a byte offset"})
+            raise ValidationFailed(fields={"Last-Event-ID": _("must be a byte offset")})
         return int(last_event_id)
     return offset
 
@@ -77,8 +78,8 @@ async def _chunks(
         start = await _tail_start(request, actor, job_id, stream)
         if start:
             # A notice, not file content: its id still resumes where the file part begins.
-            notice = f"[{start} earlier bytes not shown]\n".encode()
-            yield LogChunk(stream, notice, start, start, start, eof=False)
+            notice = _("[%(count)s earlier bytes not shown]", count=start) + "\n"
+            yield LogChunk(stream, notice.encode(), start, start, start, eof=False)
     chunks = logs.follow_log(
         _sessionmaker(request), get_registry(request), actor, job_id, stream, start
     )

@@ -12,12 +12,15 @@ from fastapi import Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import FormData
 
+from app import i18n
 from app.deps import SessionDep, SettingsDep
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.jobs.authz import get_visible_job
-from app.notifications import browser
+from app.notifications import browser, wording
 from app.notifications import service as notifications
-from app.notifications.events import NOTIFY_EVENTS, describe
+from app.notifications.events import NOTIFY_EVENTS, describe, happened
+from app.notifications.messages import state_words
 from app.params import MAX_ID, PathId
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
@@ -25,7 +28,10 @@ from app.web.tokens import NO_STORE
 from app.web.views import page, redirect
 
 router = csrf_protected_router()
-EVENT_CHOICES = [(event, describe(event)) for event in NOTIFY_EVENTS]
+
+
+def _event_choices() -> list[tuple[str, str]]:
+    return [(event, describe(event)) for event in NOTIFY_EVENTS]
 
 
 def _read_form(form: FormData, job_id: int | None) -> dict[str, Any]:
@@ -76,8 +82,10 @@ async def _render(
 ) -> Response:
     context: dict[str, Any] = {
         "rules": await notifications.list_rules(session, actor, job_id=job_id),
-        "events": EVENT_CHOICES,
+        "events": _event_choices(),
         "describe": describe,
+        "happened": happened,
+        "shown_error": wording.shown,
         "has_email": bool(settings.smtp_host),
         "form": _form_defaults(job_id),
         "errors": {},
@@ -106,7 +114,7 @@ async def _create(
     values = _read_form(await request.form(), job_id)
     try:
         if values["scope"] == "job" and values["job_id"] is None:
-            raise ValidationFailed(fields={"job_id": "Give the number of one of your jobs."})
+            raise ValidationFailed(fields={"job_id": _("Give the number of one of your jobs.")})
         created = await notifications.create_rule(
             session, actor, _draft(values), notifications.Delivery.of(settings)
         )
@@ -178,19 +186,39 @@ async def job_notify(
     return await _create(request, session, web, actor, settings, job_id)
 
 
+def _notice(change: browser.Change) -> dict[str, str]:
+    """What the browser's notification says of ``change``, in the reader's language."""
+    state = state_words(change.state)
+    title = _("Job %(name)s is %(state)s", name=change.name, state=state)
+    if change.slurm_job_id:
+        body = _(
+            "Job %(name)s (Slurm %(slurm_id)s) is now %(state)s.",
+            name=change.name,
+            slurm_id=change.slurm_job_id,
+            state=state,
+        )
+    else:
+        body = _("Job %(name)s is now %(state)s.", name=change.name, state=state)
+    return {"title": title, "body": body}
+
+
 @router.get("/notifications/feed", name="notifications_feed")
 async def feed(
     session: SessionDep,
     actor: CurrentUser,
     after: Annotated[int | None, Query(ge=0, le=2**62)] = None,
 ) -> Response:
-    """JSON for static/js/notify.js: where the feed stands, and what came after ``after``."""
+    """JSON for static/js/notify.js: where the feed stands, what came after ``after``, and
+    ``notices``, what to say of each change (in the same order)."""
     if after is None:
         return JSONResponse({"cursor": await browser.feed_position(session, actor), "changes": []})
+    i18n.set_locale(actor.locale)
     changes = await browser.changes_after(session, actor, after)
     cursor = changes[-1].event_id if changes else after
     items = [
         {"job_id": c.job_id, "name": c.name, "slurm_job_id": c.slurm_job_id, "state": c.state}
         for c in changes
     ]
-    return JSONResponse({"cursor": cursor, "changes": items}, headers=NO_STORE)
+    notices = [_notice(change) for change in changes]
+    body = {"cursor": cursor, "changes": items, "notices": notices}
+    return JSONResponse(body, headers=NO_STORE)

@@ -8,12 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.job_templates.context import SubmitContext
 from app.job_templates.render import render
 from app.jobs.requests import JobRequest
 from app.jobs.submission import build_spec
 from app.models import Project, TemplateVersion
 from app.scheduler.errors import InvalidSpec
+from app.scheduler.messages import translate
 from app.scheduler.slurm.commands import sbatch_argv
 
 PREVIEW_JOB_ID = "portal-job-id"
@@ -42,7 +44,8 @@ def build_preview(
         request = render(version, values, project, context)
         command = sbatch_command(request, project)
     except ValidationFailed as error:
-        return Preview(errors=error.fields or {"form": error.detail})
+        errors = error.fields or {"form": error.detail}
+        return Preview(errors={name: translate(text, _) for name, text in errors.items()})
     except InvalidSpec as error:
-        return Preview(errors={error.field: error.message})
+        return Preview(errors={error.field: translate(error.message, _)})
     return Preview(command=command, script=request.script, request=request)

@@ -22,6 +22,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from app import i18n
+from app.i18n import _
 from app.job_templates.context import SubmitContext
 from app.models import Project, TemplateVersion
 from app.web.preview import Preview, build_preview
@@ -32,8 +34,6 @@ logger = logging.getLogger(__name__)
 # only guards against a worker that stopped answering.
 PREVIEW_TIMEOUT_SECONDS = 10.0
 WARM_TIMEOUT_SECONDS = 30.0
-TOO_SLOW = "The preview took too long to render; try again in a moment."
-WORKER_LOST = "The preview could not be rendered; try again."
 
 _lock = threading.Lock()
 _executor: ProcessPoolExecutor | None = None
@@ -82,11 +82,23 @@ def _ready() -> bool:
     return True
 
 
+def _build_in(
+    locale: str,
+    version: TemplateVersion,
+    values: dict[str, Any],
+    project: Project,
+    context: SubmitContext,
+) -> Preview:
+    """In a worker: build_preview with its messages in the language of the page asking."""
+    with i18n.use_locale(locale):
+        return build_preview(version, values, project, context)
+
+
 async def warm() -> None:
     """Start the workers now, so the first preview does not wait for their imports."""
     loop = asyncio.get_running_loop()
     pool = _pool()
-    started = asyncio.gather(*(loop.run_in_executor(pool, _ready) for _ in range(_workers())))
+    started = asyncio.gather(*(loop.run_in_executor(pool, _ready) for _worker in range(_workers())))
     try:
         await asyncio.wait_for(started, WARM_TIMEOUT_SECONDS)
     except TimeoutError:
@@ -107,15 +119,20 @@ async def render_preview(
     pool = _pool()
     version, project = _detached(version, project)
     try:
-        future = loop.run_in_executor(pool, build_preview, version, dict(values), project, context)
+        locale = i18n.current_locale()
+        future = loop.run_in_executor(
+            pool, _build_in, locale, version, dict(values), project, context
+        )
         return await asyncio.wait_for(future, PREVIEW_TIMEOUT_SECONDS)
     except TimeoutError:
         logger.warning("a template preview took longer than %s s", PREVIEW_TIMEOUT_SECONDS)
-        return Preview(errors={"form": TOO_SLOW})
+        return Preview(
+            errors={"form": _("The preview took too long to render; try again in a moment.")}
+        )
     except BrokenProcessPool:
         logger.warning("a preview worker died; starting new ones", exc_info=True)
         _discard(pool)
-        return Preview(errors={"form": WORKER_LOST})
+        return Preview(errors={"form": _("The preview could not be rendered; try again.")})
 
 
 def _detached(version: TemplateVersion, project: Project) -> tuple[TemplateVersion, Project]:

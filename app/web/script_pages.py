@@ -18,12 +18,14 @@ from starlette.datastructures import FormData, UploadFile
 
 from app.deps import SessionDep
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.jobs import authz
 from app.jobs.editable import editable_script
 from app.jobs.requests import JobRequest
 from app.models import Project
-from app.scheduler.directives import read_directives
-from app.submissions.service import ScriptSubmission, build_request
+from app.scheduler.directives import DirectiveProblem, read_directives
+from app.scheduler.messages import translate
+from app.submissions.service import ScriptSubmission, build_request, explained
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
 from app.web.choices import actor_projects, context_for
@@ -56,11 +58,12 @@ async def _read_form(form: FormData) -> ScriptForm:
     if isinstance(upload, UploadFile) and upload.filename:
         data = await upload.read(MAX_UPLOAD_BYTES + 1)
         if len(data) > MAX_UPLOAD_BYTES:
-            raise ValidationFailed(fields={"script": "The script is larger than 1 MiB."})
+            too_large = _("The script is larger than %(size)s.", size="1 MiB")
+            raise ValidationFailed(fields={"script": too_large})
         try:
             script, name = data.decode(), upload.filename
         except UnicodeDecodeError as error:
-            raise ValidationFailed(fields={"script": "The file is not a text file."}) from error
+            raise ValidationFailed(fields={"script": _("The file is not a text file.")}) from error
     project = str(form.get("project_id", ""))
     return ScriptForm(
         project_id=int(project) if project.isdigit() and len(project) < 12 else None,
@@ -73,14 +76,19 @@ async def _read_form(form: FormData) -> ScriptForm:
 
 
 def _reading(form: ScriptForm) -> dict[str, Any]:
-    """What sbatch would read from the script: directives, refusals, ignored lines."""
+    """What sbatch would read from the script: directives, refusals (in the reader's
+    language), ignored lines."""
     read = read_directives(form.script)
     return {
         "directives": read.directives,
-        "errors": read.errors,
+        "errors": [_explained_problem(problem) for problem in read.errors],
         "ignored": read.ignored,
         "has_shebang": form.script.startswith("#!"),
     }
+
+
+def _explained_problem(problem: DirectiveProblem) -> DirectiveProblem:
+    return DirectiveProblem(problem.line, problem.text, translate(problem.message, _))
 
 
 async def _page(
@@ -138,7 +146,7 @@ async def script_preflight(
         form = await _read_form(await request.form())
         await check_job(request, session, actor, await _request(request, session, actor, form))
     except ValidationFailed as error:
-        failure = error
+        failure = explained(error)
     context = {"verdict": {"failure": failure}}
     return page(request, web, "submit/script.html", context, block="verdict")
 
@@ -152,7 +160,7 @@ async def script_submit(
         form = await _read_form(await request.form())
         job_id = await _submit(request, session, actor, form)
     except ValidationFailed as failure:
-        return await _page(request, session, web, actor, form, failure)
+        return await _page(request, session, web, actor, form, explained(failure))
     return redirect(request, f"/jobs/{job_id}")
 
 
@@ -176,5 +184,5 @@ async def _submit(request: Request, session: AsyncSession, actor: Actor, form: S
 def _project(projects: list[Project], chosen: int | None) -> Project:
     found = next((p for p in projects if p.id == chosen), None)
     if found is None:
-        raise ValidationFailed(fields={"project_id": "Choose one of your projects."})
+        raise ValidationFailed(fields={"project_id": _("Choose one of your projects.")})
     return found

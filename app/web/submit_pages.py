@@ -12,10 +12,12 @@ from starlette.datastructures import FormData
 
 from app.deps import SessionDep
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.job_templates import service as templates
 from app.job_templates.schema import TemplateSchema, load_schema
 from app.models import JobTemplate, Project, TemplateVersion
 from app.params import PathId
+from app.scheduler.messages import translate
 from app.submissions.service import TemplateSubmission, build_request
 from app.templating import is_htmx
 from app.users.actor import Actor
@@ -27,7 +29,10 @@ from app.web.template_forms import submitted_values
 from app.web.views import page, redirect
 
 router = csrf_protected_router()
-NO_PROJECT = "You are not in any project yet, so there is no account to charge. Ask a manager."
+
+
+def _no_project() -> str:
+    return _("You are not in any project yet, so there is no account to charge. Ask a manager.")
 
 
 def _initial_values(
@@ -71,7 +76,7 @@ async def _form_page(
         "schema": schema,
         "values": values,
         "errors": errors or {},
-        "no_project": NO_PROJECT if not projects else None,
+        "no_project": _no_project() if not projects else None,
         "idempotency_key": str(uuid.uuid4()),
         "preview": None,
         "choices": None,
@@ -136,10 +141,12 @@ async def submit(
 
 def _form_fields(schema: TemplateSchema, error: ValidationFailed) -> dict[str, str]:
     """The error's fields named as the form names them: a refusal of the job's ``stdout``
-    belongs next to the parameter that sets it, anything else at the top of the form."""
+    belongs next to the parameter that sets it, anything else at the top of the form. The
+    cluster's refusals come in English and are shown in the reader's language."""
     shown = {p.name for p in (*schema.parameters, schema.account_parameter())} | {"job_name"}
     fields: dict[str, str] = {}
-    for name, message in (error.fields or {"form": error.detail}).items():
+    for name, english in (error.fields or {"form": error.detail}).items():
+        message = translate(english, _)
         owner = next((p.name for p in schema.parameters if p.maps_to == name), None)
         target = name if name in shown else owner or "form"
         fields[target] = f"{fields[target]} {message}" if target in fields else message
@@ -159,7 +166,7 @@ async def _render_and_submit(
     project = _chosen_project(await actor_projects(session, actor), schema, values)
     if project is None:
         raise ValidationFailed(
-            fields={schema.account_parameter().name: "Choose one of your accounts."}
+            fields={schema.account_parameter().name: _("Choose one of your accounts.")}
         )
     submission = TemplateSubmission(version.template_id, values, version.version, project.id)
     job = await build_request(

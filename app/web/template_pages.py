@@ -9,6 +9,7 @@ from fastapi.responses import Response
 
 from app.deps import SessionDep
 from app.errors import ValidationFailed
+from app.i18n import _
 from app.job_templates import service as templates
 from app.job_templates.context import SubmitContext
 from app.job_templates.schema import PARAMETER_TYPES, RESOURCES, load_schema, schema_problems
@@ -36,8 +37,47 @@ from app.web.template_forms import (
 from app.web.views import page, redirect
 
 router = csrf_protected_router()
-SCOPE_TABS = (("mine", "My templates"), ("projects", "My projects'"), ("site", "Site"))
 NEW_SCRIPT = '#!/bin/bash\necho "Hello "{{ who }}\n'
+
+
+def _scope_tabs() -> tuple[tuple[str, str], ...]:
+    return (("mine", _("My templates")), ("projects", _("My projects'")), ("site", _("Site")))
+
+
+def _type_labels() -> dict[str, str]:
+    """What each parameter type is called on the pages (the value sent stays the type)."""
+    return {
+        "text": _("text"),
+        "words": _("words"),
+        "integer": _("integer"),
+        "number": _("number"),
+        "choice": _("choice"),
+        "boolean": _("boolean"),
+        "duration": _("duration"),
+        "memory": _("memory"),
+        "path": _("path"),
+        "partition": _("partition"),
+        "account": _("account"),
+        "gpu": _("gpu"),
+    }
+
+
+def _resource_labels() -> dict[str, str]:
+    """What each resource a parameter may set is called on the pages."""
+    return {
+        "partition": _("partition"),
+        "time_limit": _("time_limit"),
+        "cpus_per_task": _("cpus_per_task"),
+        "ntasks": _("ntasks"),
+        "nodes": _("nodes"),
+        "memory": _("memory"),
+        "gpus": _("gpus"),
+        "gpu_type": _("gpu_type"),
+        "array": _("array"),
+        "work_dir": _("work_dir"),
+        "stdout": _("stdout"),
+        "stderr": _("stderr"),
+    }
 
 
 @router.get("/templates", name="templates")
@@ -50,7 +90,7 @@ async def list_page(
 ) -> Response:
     chosen: templates.ListScope = scope if scope in templates.LIST_SCOPES else "site"
     items = await templates.list_templates(session, actor, chosen)
-    context = {"items": items, "scope": chosen, "tabs": SCOPE_TABS}
+    context = {"items": items, "scope": chosen, "tabs": _scope_tabs()}
     block = "template_list" if is_htmx(request) else None
     return page(request, web, "templates/list.html", context, block=block)
 
@@ -65,7 +105,7 @@ async def new_page(
         rows=[
             {
                 "name": "who",
-                "label": "Who to greet",
+                "label": _("Who to greet"),
                 "type": "text",
                 "default": "world",
                 "required": "on",
@@ -108,6 +148,9 @@ async def view_page(
         "shown": shown,
         "schema": load_schema(shown.parameter_schema if shown else None),
         "can_edit": templates.can_edit(actor, template),
+        "notes": {v.id: templates.shown_note(v.change_note) for v in versions if v.change_note},
+        "type_labels": _type_labels(),
+        "resource_labels": _resource_labels(),
     }
     return page(request, web, "templates/view.html", context)
 
@@ -229,6 +272,8 @@ async def _editor(
         "managed_projects": managed,
         "parameter_types": PARAMETER_TYPES,
         "resources": RESOURCES,
+        "type_labels": _type_labels(),
+        "resource_labels": _resource_labels(),
         "preview": await _editor_preview(request, session, actor, state),
     }
     block = "editor" if is_htmx(request) else None

@@ -14,6 +14,7 @@ from starlette.datastructures import FormData
 
 from app.deps import SessionDep
 from app.errors import NotFound, ValidationFailed
+from app.i18n import _
 from app.params import PathId
 from app.tokens import service as tokens
 from app.tokens.scopes import ADMIN, READ, SUBMIT, grantable_scopes
@@ -29,13 +30,16 @@ from app.web.views import page, redirect
 
 router = csrf_protected_router()
 DEFAULT_LIFETIME_DAYS = 90
-SCOPE_HELP = {
-    READ: "See your projects, templates, jobs and their output.",
-    SUBMIT: "Also submit, cancel, hold and release jobs and edit templates.",
-    ADMIN: "Act with your site-administrator powers.",
-}
 # Secrets must not linger in shared or back/forward caches.
 NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _scope_help() -> dict[str, str]:
+    return {
+        READ: _("See your projects, templates, jobs and their output."),
+        SUBMIT: _("Also submit, cancel, hold and release jobs and edit templates."),
+        ADMIN: _("Act with your site-administrator powers."),
+    }
 
 
 def _form_defaults() -> dict[str, Any]:
@@ -56,7 +60,7 @@ async def _tokens_page(
     context = {
         "tokens": await tokens.list_tokens(session, actor),
         "grantable": grantable_scopes(actor.is_site_admin),
-        "scope_help": SCOPE_HELP,
+        "scope_help": _scope_help(),
         "max_days": tokens.MAX_LIFETIME_DAYS,
         "form": form or _form_defaults(),
         "created": created,
@@ -95,7 +99,7 @@ async def create_token(
     values = _read_form(await request.form())
     lifetime = _parse_lifetime(values["expires_in_days"])
     if isinstance(lifetime, str):
-        problems = {"expires_in_days": f"Choose between 1 and {tokens.MAX_LIFETIME_DAYS} days."}
+        problems = {"expires_in_days": tokens.lifetime_problem()}
         return await _tokens_page(
             request, session, web, actor, form=values, errors=problems, status_code=422
         )
@@ -121,7 +125,7 @@ async def revoke_confirmation(
 ) -> Response:
     found = [t for t in await tokens.list_tokens(session, actor) if t.id == token_id]
     if not found:
-        raise NotFound("No such token.")
+        raise NotFound(_("No such token."))
     return page(request, web, "tokens/revoke.html", {"token": found[0]})
 
 

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.deps import SessionDep
+from app.i18n import _
 from app.jobs import listing
 from app.models import utc_now
 from app.reports import efficiency, limits
@@ -22,7 +23,11 @@ from app.web.admin_common import page_context
 from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
 
 router = csrf_protected_router()
-UNITS = {"cpu_hours": "CPU-hours", "gpu_hours": "GPU-hours", "mem_gb_hours": "GB-hours"}
+
+
+def _units() -> dict[str, str]:
+    """The charted metrics and their units, in the reader's language."""
+    return {"cpu_hours": _("CPU-hours"), "gpu_hours": _("GPU-hours"), "mem_gb_hours": _("GB-hours")}
 
 
 def _query(
@@ -58,15 +63,16 @@ async def usage_page(
     report = await usage_report(session, actor, query)
     if format == "csv":
         return Response(usage_csv(report), media_type="text/csv", headers=CSV_DOWNLOAD_HEADERS)
-    metric = metric if metric in UNITS else "cpu_hours"
-    svg = render_svg(report.periods, chart_series(report, metric), UNITS[metric])
+    units = _units()
+    metric = metric if metric in units else "cpu_hours"
+    svg = render_svg(report.periods, chart_series(report, metric), units[metric])
     context = page_context(
         web,
         report=report,
         query=report.query,
         metric=metric,
         metrics=METRICS,
-        units=UNITS,
+        units=units,
         chart=svg,
         series=chart_series(report, metric),
         limits=await limits.limit_statuses(session, actor, utc_now().date()),

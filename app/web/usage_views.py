@@ -10,16 +10,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from babel.support import LazyProxy
+
+from app.i18n import _, lazy_gettext
 from app.reports.efficiency import GroupEfficiency, WastefulJob
 
-CPU_OVER = "used {:.1f} times the CPU time of its CPUs"
-MEMORY_OVER = "used {:.1f} times the memory asked for"
-TIME_OVER = "ran {:.1f} times its time limit"
-WASTE_PATTERNS = {
-    "memory_oversized": "asked for 10 times the memory it used or more",
-    "cpu_underused": "CPUs busy under 25 % of the time",
-    "time_limit_oversized": "time limit 10 times its run time or more",
-}
+# How far over the request a figure is; %(times)s is the ratio of used to requested.
+CPU_OVER = lazy_gettext("used %(times).1f times the CPU time of its CPUs")
+MEMORY_OVER = lazy_gettext("used %(times).1f times the memory asked for")
+TIME_OVER = lazy_gettext("ran %(times).1f times its time limit")
+
+
+def waste_patterns() -> dict[str, str]:
+    """What each waste flag of ``app.reports.efficiency`` means, in the reader's language."""
+    return {
+        "memory_oversized": _("asked for 10 times the memory it used or more"),
+        "cpu_underused": _("CPUs busy under %(percent)s %% of the time", percent=25),
+        "time_limit_oversized": _("time limit 10 times its run time or more"),
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,14 +38,14 @@ class Share:
     over: str | None = None
 
 
-def share(ratio: float | None, over_words: str) -> Share:
+def share(ratio: float | None, over_words: str | LazyProxy) -> Share:
     if ratio is None:
         return Share("—")
     percent = round(ratio * 100)
     # A no-break space keeps "12 %" on one line in a narrow column.
     if percent <= 100:
         return Share(f"{percent}\u00a0%")
-    return Share("over\u00a0100\u00a0%", over_words.format(ratio))
+    return Share(_("over\u00a0100\u00a0%"), str(over_words) % {"times": ratio})
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +80,7 @@ def wasteful_rows(
     jobs: Sequence[WastefulJob], portal_ids: Mapping[tuple[str, str], int]
 ) -> list[WastefulRow]:
     rows = []
+    patterns = waste_patterns()
     for job in jobs:
         portal_id = portal_ids.get((job.row.cluster, job.row.job_id))
         efficiency = job.efficiency
@@ -84,7 +93,7 @@ def wasteful_rows(
                 cpu=share(efficiency.cpu, CPU_OVER),
                 memory=share(efficiency.memory, MEMORY_OVER),
                 time=share(efficiency.time, TIME_OVER),
-                patterns=tuple(WASTE_PATTERNS.get(flag, flag) for flag in efficiency.flags),
+                patterns=tuple(patterns.get(flag, flag) for flag in efficiency.flags),
             )
         )
     return rows

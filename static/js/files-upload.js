@@ -4,6 +4,23 @@
 (function () {
   "use strict";
 
+  // What the form says, in the page's language (data-say-*); {name} marks a value.
+  const ENGLISH = {
+    lost: "The connection to the portal was lost.",
+    failed: "The upload failed ({status}).",
+    progress: "Uploading {name}: {percent} %",
+    done: "Uploaded {name}.",
+    show: "Show it in the folder",
+    refused: "{name} was not uploaded: {reason}",
+  };
+
+  function say(key, values) {
+    const form = document.getElementById("upload-form");
+    const attribute = "say" + key.charAt(0).toUpperCase() + key.slice(1);
+    const text = (form && form.dataset[attribute]) || ENGLISH[key];
+    return text.replace(/\{(\w+)\}/g, (whole, name) => (values && name in values ? String(values[name]) : whole));
+  }
+
   function newUploadId() {
     const bytes = new Uint8Array(16);
     crypto.getRandomValues(bytes);
@@ -20,7 +37,7 @@
         xhr.upload.addEventListener("progress", (event) => onProgress(event.loaded));
       }
       xhr.addEventListener("load", () => resolve({ status: xhr.status, body: xhr.response || {} }));
-      xhr.addEventListener("error", () => reject(new Error("The connection to the portal was lost.")));
+      xhr.addEventListener("error", () => reject(new Error(say("lost"))));
       xhr.send(body);
     });
   }
@@ -39,7 +56,7 @@
         continue;
       }
       if (answer.status !== 200) {
-        throw new Error(answer.body.detail || `The upload failed (${answer.status}).`);
+        throw new Error(answer.body.detail || say("failed", { status: answer.status }));
       }
       offset = answer.body.size;
       show(offset);
@@ -51,7 +68,7 @@
     if (form.elements.replace.checked) body.set("replace", "true");
     const answer = await request("POST", `${base}/complete`, form.dataset.csrf, body);
     if (answer.status !== 200) {
-      throw new Error(answer.body.detail || `The upload failed (${answer.status}).`);
+      throw new Error(answer.body.detail || say("failed", { status: answer.status }));
     }
     return answer.body;
   }
@@ -64,21 +81,21 @@
     const show = (done) => {
       const percent = file.size ? Math.floor((done * 100) / file.size) : 100;
       progress.value = percent;
-      status.textContent = `Uploading ${file.name}: ${percent} %`;
+      status.textContent = say("progress", { name: file.name, percent: percent });
     };
     form.querySelector("button[type=submit]").disabled = true;
     progress.hidden = false;
     try {
       await sendParts(form, file, base, show);
       const done = await complete(form, file, base);
-      status.textContent = `Uploaded ${file.name}. `;
+      status.textContent = say("done", { name: file.name }) + " ";
       const link = document.createElement("a");
       link.href = window.location.href;
-      link.textContent = "Show it in the folder";
+      link.textContent = say("show");
       status.append(link);
       status.dataset.uploaded = done.path;
     } catch (error) {
-      status.textContent = `${file.name} was not uploaded: ${error.message}`;
+      status.textContent = say("refused", { name: file.name, reason: error.message });
       const folder = encodeURIComponent(form.dataset.folder);
       request("DELETE", `${base}?folder=${folder}`, form.dataset.csrf, null).catch(() => {});
     } finally {

@@ -13,11 +13,10 @@
     return supported() && Notification.permission === "granted" && localStorage.getItem(KEY) === "on";
   }
 
-  function show(change) {
-    var state = change.state.replace(/_/g, " ");
-    var slurm = change.slurm_job_id ? " (Slurm " + change.slurm_job_id + ")" : "";
-    var note = new Notification("Job " + change.name + " is " + state, {
-      body: "Job " + change.name + slurm + " is now " + state + ".",
+  function show(change, notice) {
+    // The feed words it in the reader's language.
+    var note = new Notification(notice.title, {
+      body: notice.body,
       tag: "portal-job-" + change.job_id + "-" + change.state
     });
     note.onclick = function () { window.focus(); window.location.href = "/jobs/" + change.job_id; };
@@ -34,14 +33,30 @@
         // Several tabs share the cursor, so each change is shown once, not once per tab.
         if (cursor !== null && localStorage.getItem(CURSOR) !== cursor) { return; }
         localStorage.setItem(CURSOR, String(data.cursor));
-        data.changes.forEach(show);
+        data.changes.forEach(function (change, index) { show(change, data.notices[index]); });
       })
       .catch(function () { /* offline or signed out: try again at the next tick */ });
   }
 
-  function say(text) {
+  // The button's words, in the page's language when it gives them (data-say-*).
+  var ENGLISH = {
+    on: "Turn on browser notifications",
+    off: "Turn off browser notifications",
+    unsupported: "This browser cannot show notifications.",
+    enabled: "Browser notifications are on.",
+    disabled: "Browser notifications are off.",
+    blocked: "Your browser blocks notifications from this site; allow them in its site settings."
+  };
+
+  function words(key) {
+    var button = document.getElementById("browser-notify");
+    var attribute = "say" + key.charAt(0).toUpperCase() + key.slice(1);
+    return (button && button.dataset[attribute]) || ENGLISH[key];
+  }
+
+  function say(key) {
     var status = document.getElementById("browser-notify-status");
-    if (status) { status.textContent = text; }
+    if (status) { status.textContent = words(key); }
   }
 
   function setUpButton() {
@@ -49,23 +64,23 @@
     if (!button) { return; }
     if (!supported()) {
       button.disabled = true;
-      say("This browser cannot show notifications.");
+      say("unsupported");
       return;
     }
-    if (enabled()) { button.textContent = "Turn off browser notifications"; say("Browser notifications are on."); }
+    if (enabled()) { button.textContent = words("off"); say("enabled"); }
     button.addEventListener("click", function () {
       if (enabled()) {
         localStorage.removeItem(KEY);
-        button.textContent = "Turn on browser notifications";
-        say("Browser notifications are off.");
+        button.textContent = words("on");
+        say("disabled");
         return;
       }
       Notification.requestPermission().then(function (permission) {
-        if (permission !== "granted") { say("Your browser blocks notifications from this site; allow them in its site settings."); return; }
+        if (permission !== "granted") { say("blocked"); return; }
         localStorage.setItem(KEY, "on");
         localStorage.removeItem(CURSOR);
-        button.textContent = "Turn off browser notifications";
-        say("Browser notifications are on.");
+        button.textContent = words("off");
+        say("enabled");
         poll();
       });
     });

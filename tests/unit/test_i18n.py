@@ -13,17 +13,25 @@ from app import i18n
 
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = [("**.py", "python"), ("**.html", "jinja2")]
-KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "lazy_gettext": None}
+KEYWORDS = {
+    "_": None,
+    "gettext": None,
+    "ngettext": (1, 2),
+    "pgettext": ((1, "c"), 2),
+    "lazy_gettext": None,
+    "N_": None,
+}
 
 
-def _marked_messages() -> dict[str, str]:
-    """Each message id marked in app/ and templates/, with where it was first found."""
-    found: dict[str, str] = {}
+def _marked_messages() -> dict[tuple[str, str | None], str]:
+    """Each (message id, context) marked in app/ and templates/, with where it was found."""
+    found: dict[tuple[str, str | None], str] = {}
     for folder in ("app", "templates"):
         extracted = extract_from_dir(ROOT / folder, METHODS, keywords=KEYWORDS)
-        for filename, line, message, *_rest in extracted:
-            for text in message if isinstance(message, tuple) else (message,):
-                found.setdefault(text, f"{folder}/{filename}:{line}")
+        for filename, line, message, _comments, context in extracted:
+            # A plural message is its singular id; the plural form is part of that entry.
+            text = message[0] if isinstance(message, tuple) else message
+            found.setdefault((text, context), f"{folder}/{filename}:{line}")
     return found
 
 
@@ -35,8 +43,8 @@ def _french() -> Catalog:
 def test_every_marked_message_has_a_checked_french_translation() -> None:
     catalog = _french()
     missing = []
-    for text, where in sorted(_marked_messages().items(), key=lambda pair: pair[1]):
-        entry = catalog.get(text)
+    for (text, context), where in sorted(_marked_messages().items(), key=lambda pair: pair[1]):
+        entry = catalog.get(text, context=context)
         translated = (
             entry is not None
             and not entry.fuzzy

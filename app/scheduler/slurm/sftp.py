@@ -21,24 +21,26 @@ from typing import Any
 
 import asyncssh
 
+from app.i18n import _
 from app.scheduler.cache import TtlCache
 from app.scheduler.errors import (
     FileAccessDenied,
     FileExists,
     FileNotFound,
     FileUnavailable,
-    FolderNotEmpty,
     InvalidFilePath,
-    OutsideRoots,
-    UploadOutOfStep,
 )
 from app.scheduler.file_paths import (
     HOME_ROOT,
+    already_there,
     clean_path,
     expand_roots,
     is_under_roots,
     new_name,
+    not_empty,
+    outside_roots,
     split_parent,
+    upload_out_of_step,
     upload_part_name,
 )
 from app.scheduler.files import (
@@ -56,7 +58,6 @@ from app.scheduler.slurm.ssh import SshTransport
 WRITE_BLOCK = 1 << 20
 # Roots are resolved as each user (their realpath may differ); kept a few minutes.
 SCOPE_SECONDS = 300.0
-OUTSIDE = "is outside the folders the portal may open"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +76,13 @@ def _sftp_errors(shown: str) -> Iterator[None]:
     except asyncssh.SFTPConnectionLost:
         raise
     except asyncssh.SFTPNoSuchFile:
-        raise FileNotFound(f"{shown} does not exist.") from None
+        raise FileNotFound(_("%(path)s does not exist.", path=shown)) from None
     except asyncssh.SFTPPermissionDenied:
-        raise FileAccessDenied(f"Permission denied: you may not do this with {shown}.") from None
+        denied = _("Permission denied: you may not do this with %(path)s.", path=shown)
+        raise FileAccessDenied(denied) from None
     except asyncssh.SFTPError as exc:
-        raise FileUnavailable(f"{shown}: {exc.reason or 'the cluster refused'}") from None
+        reason = exc.reason or _("the cluster refused")
+        raise FileUnavailable(f"{shown}: {reason}") from None
 
 
 def _kind(mode: int | None) -> EntryKind:
@@ -122,7 +125,7 @@ class SftpFiles:
 
     async def _scope(self, sftp: Any, user: str) -> _Scope:
         async def load() -> _Scope:
-            with _sftp_errors("your home folder"):
+            with _sftp_errors(_("your home folder")):
                 home = clean_path(await sftp.realpath("."), "/")
             roots = expand_roots(self._configured, home)
             resolved = await asyncio.gather(*(self._real_or_none(sftp, r) for r in roots))
@@ -141,7 +144,7 @@ class SftpFiles:
     def _clean(self, scope: _Scope, path: str) -> str:
         clean = clean_path(path, scope.home)
         if not is_under_roots(clean, scope.allowed):
-            raise OutsideRoots(f"{clean} {OUTSIDE}.")
+            raise outside_roots(clean)
         return clean
 
     async def _resolve(self, sftp: Any, scope: _Scope, clean: str) -> str:
@@ -150,14 +153,16 @@ class SftpFiles:
             real = await sftp.realpath(clean)
         real = clean_path(real, "/")
         if not is_under_roots(real, scope.allowed):
-            raise OutsideRoots(f"{clean} leads to {real}, which {OUTSIDE}.")
+            raise outside_roots(clean, real)
         return real
 
     async def _in_parent(self, sftp: Any, scope: _Scope, clean: str) -> str:
         """The real path of ``clean``'s last component itself (not followed) in its
         resolved parent; refuses a root, which the portal never renames or deletes."""
         if clean in scope.roots or clean == scope.home:
-            raise InvalidFilePath(f"{clean} is one of your top folders and cannot be changed.")
+            raise InvalidFilePath(
+                _("%(path)s is one of your top folders and cannot be changed.", path=clean)
+            )
         parent, name = split_parent(clean)
         return posixpath.join(await self._resolve(sftp, scope, parent), name)
 
@@ -226,7 +231,7 @@ class SftpFiles:
     async def _file_size(handle: Any, shown: str) -> int:
         attrs = await handle.stat()
         if _kind(attrs.permissions) == "folder":
-            raise InvalidFilePath(f"{shown} is a folder.")
+            raise InvalidFilePath(_("%(path)s is a folder.", path=shown))
         return int(attrs.size or 0)
 
     async def stream(
@@ -263,7 +268,7 @@ class SftpFiles:
         except asyncssh.SFTPNoSuchFile:
             size = 0
         if size != offset:
-            raise UploadOutOfStep(f"The upload continues at byte {size}, not {offset}.", size)
+            raise upload_out_of_step(size, offset)
 
     async def finish_upload(
         self, folder: str, upload_id: str, name: str, size: int, as_user: str, *, replace: bool
@@ -276,7 +281,7 @@ class SftpFiles:
             part, target = posixpath.join(real, part_name), posixpath.join(real, name)
             with _sftp_errors(clean):
                 await self._check_complete(sftp, part, size)
-                await self._refuse_existing(sftp, target, f"{name} in {clean}", replace)
+                await self._refuse_existing(sftp, target, already_there(name, clean), replace)
                 await (sftp.posix_rename if replace else sftp.rename)(part, target)
                 attrs = await sftp.lstat(target)
         return _entry(name, posixpath.join(clean, name), attrs)
@@ -286,18 +291,18 @@ class SftpFiles:
         try:
             written = (await sftp.stat(part)).size or 0
         except asyncssh.SFTPNoSuchFile:
-            raise FileNotFound("This upload has no data on the cluster any more.") from None
+            raise FileNotFound(_("This upload has no data on the cluster any more.")) from None
         if written != size:
-            raise UploadOutOfStep(f"The upload has {written} of its {size} bytes.", written)
+            raise upload_out_of_step(written, size, complete=True)
 
     @staticmethod
-    async def _refuse_existing(sftp: Any, path: str, shown: str, replace: bool) -> None:
+    async def _refuse_existing(sftp: Any, path: str, taken: FileExists, replace: bool) -> None:
         try:
             attrs = await sftp.lstat(path)
         except asyncssh.SFTPNoSuchFile:
             return
         if not replace or _kind(attrs.permissions) == "folder":
-            raise FileExists(f"{shown} already exists.")
+            raise taken
 
     async def abort_upload(self, folder: str, upload_id: str, as_user: str) -> None:
         part_name = upload_part_name(upload_id)
@@ -318,7 +323,7 @@ class SftpFiles:
             new_name(split_parent(clean)[1])
             target = await self._in_parent(sftp, scope, clean)
             with _sftp_errors(clean):
-                await self._refuse_existing(sftp, target, clean, replace=False)
+                await self._refuse_existing(sftp, target, already_there(clean), replace=False)
                 await sftp.mkdir(target)
                 attrs = await sftp.lstat(target)
         return _entry(posixpath.basename(clean), clean, attrs)
@@ -332,7 +337,8 @@ class SftpFiles:
             target = await self._in_parent(sftp, scope, clean_new)
             with _sftp_errors(clean):
                 await sftp.lstat(source)
-                await self._refuse_existing(sftp, target, clean_new, replace=False)
+                taken = already_there(clean_new)
+                await self._refuse_existing(sftp, target, taken, replace=False)
                 await sftp.rename(source, target)
                 attrs = await sftp.lstat(target)
         return _entry(posixpath.basename(clean_new), clean_new, attrs)
@@ -349,8 +355,7 @@ class SftpFiles:
                     return
                 async for found in sftp.scandir(target):
                     if found.filename not in (".", ".."):
-                        message = f"The folder {clean} is not empty; delete what is in it first."
-                        raise FolderNotEmpty(message)
+                        raise not_empty(clean)
                 await sftp.rmdir(target)
 
 
