@@ -54,10 +54,12 @@ def test_turned_on_browser_notifications_show_a_job_end(page: Any, live_server: 
     page.get_by_role("link", name="Notifications").click()
     page.get_by_role("button", name="Turn on browser notifications").click()
     page.get_by_text("Browser notifications are on.").wait_for()
-    page.wait_for_function("localStorage.getItem('portal-notify-cursor') !== null")
+    # Functions, not expressions: Playwright evaluates an expression again on every poll, and
+    # the portal's Content-Security-Policy refuses eval outside Playwright's first call.
+    page.wait_for_function("() => localStorage.getItem('portal-notify-cursor') !== null")
     name = f"e2e-notify-{uuid.uuid4().hex[:8]}"
     _alice_job_ends(live_server.database_url, name)
     # The permission and the switch outlive the page, as a browser's would.
     page.context.add_init_script("window.__granted = true")
     page.reload()
-    page.wait_for_function(f"window.__shown.includes('Job {name} is completed')")
+    page.wait_for_function(f"() => window.__shown.includes('Job {name} is completed')")
