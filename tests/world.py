@@ -8,6 +8,7 @@ of it; admin is a site administrator with no cluster account. Everyone's passwor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -30,9 +31,16 @@ class World:
     chemistry: Project
 
 
+@cache
+def password_hash() -> str:
+    """One Argon2 hash of ``PASSWORD`` for every world: each costs about 0.1 s of CPU, and
+    hundreds of tests seed a world."""
+    return hash_password(PASSWORD)
+
+
 async def seed_world(sessionmaker: async_sessionmaker[AsyncSession]) -> World:
     async with sessionmaker() as session:
-        password = hash_password(PASSWORD)
+        password = password_hash()
         projects = {
             name: await make_project(session, name, slurm_account=name)
             for name in ("physics", "chemistry")

@@ -78,6 +78,7 @@ async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) ->
             Job.reason,
             Job.array_spec,
             Job.array_parent_id,
+            Job.expected_start_at,
         )
         .where(
             Job.cluster == cluster,

@@ -49,6 +49,7 @@ def tracked(job: Job | Row[Any]) -> TrackedJob:
         reason=job.reason,
         is_array_parent=job.array_spec is not None and job.array_parent_id is None,
         array_parent_id=job.array_parent_id,
+        expected_start_at=job.expected_start_at,
     )
 
 

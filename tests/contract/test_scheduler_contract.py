@@ -19,10 +19,11 @@ from app.scheduler.errors import (
     RejectKind,
     SubmitRejected,
 )
+from app.scheduler.registry import build_adapter
 from app.scheduler.states import JobState
 from app.scheduler.types import JobSpec
 from tests.contract.conftest import run_dir_for, wait_for_accounting
-from tests.slurm_versions import major_minor
+from tests.slurm_versions import cluster_config, major_minor, versions
 
 pytestmark = pytest.mark.slurm
 
@@ -246,36 +247,6 @@ async def test_partitions_associations_and_ping(any_adapter: SchedulerAdapter) -
     assert (await any_adapter.ping()).is_up
 
 
-@pytest.fixture(scope="module")
-async def timeout_job(ssh_adapter: SchedulerAdapter) -> AsyncIterator[str]:
-    # One job serves every transport: the node has two CPUs and this one holds one of
-    # them for over a minute, because Slurm rounds time limits up to whole minutes.
-    job_spec = spec(run_dir_for("timeout"), "sleep 300", time_limit=1, name="timeout")
-    # Preflight creates the log folder as alice: Slurm 22.05 fails a job whose folder is missing.
-    await ssh_adapter.preflight(job_spec, ALICE)
-    job_id = await ssh_adapter.submit(job_spec, ALICE)
-    yield job_id
-    with contextlib.suppress(JobNotFound):  # it has normally timed out by now
-        await ssh_adapter.cancel([job_id], ALICE)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def start_timeout_job_early(request: pytest.FixtureRequest, slurm_version: str) -> None:
-    """Submit the timeout job before the other tests so its minute overlaps with them."""
-    selected = request.session.items
-    if any(item.originalname == "test_time_limit_gives_timeout" for item in selected):
-        request.getfixturevalue("timeout_job")
-
-
-@pytest.mark.slow
-async def test_time_limit_gives_timeout(
-    adapter: SchedulerAdapter, timeout_job: str, wait_for
-) -> None:
-    job = only(await wait_for(adapter, timeout_job, lambda r: r[0].state.is_terminal, 240))
-    assert job.state is JobState.TIMEOUT
-    assert job.elapsed_seconds is not None and job.elapsed_seconds >= 60
-
-
 async def test_follow_yields_appended_output(
     adapter: SchedulerAdapter, run_dir, cleanup, wait_for
 ) -> None:
@@ -302,3 +273,53 @@ async def test_script_arguments_reach_the_script_literally(
     assert job.state is JobState.COMPLETED
     chunk = await adapter.read_file(f"{run_dir}/contract-{job_id}.out", 0, 4096, ALICE)
     assert chunk.data.decode() == "5|" + "".join(f"{a}|" for a in args)
+
+
+@pytest.fixture(scope="module")
+async def timeout_jobs() -> AsyncIterator[dict[str, str]]:
+    """A timeout job on every version's cluster, all submitted as the first version's tests start.
+
+    Each job's minute then passes while the versions before it are tested, instead of one
+    wait per version. One job serves every transport of its version: the node has two CPUs
+    and it holds one of them for over a minute, because Slurm rounds time limits up to whole
+    minutes.
+    """
+    adapters = {version: build_adapter(cluster_config(version), "ssh") for version in versions()}
+    jobs: dict[str, str] = {}
+    try:
+        for version, adapter in adapters.items():
+            job_spec = spec(run_dir_for("timeout"), "sleep 300", time_limit=1, name="timeout")
+            # Preflight creates the log folder as alice: Slurm 22.05 fails a job whose folder
+            # is missing.
+            await adapter.preflight(job_spec, ALICE)
+            jobs[version] = await adapter.submit(job_spec, ALICE)
+        yield jobs
+    finally:
+        for version, job_id in jobs.items():
+            with contextlib.suppress(JobNotFound):  # it has normally timed out by now
+                await adapters[version].cancel([job_id], ALICE)
+        for adapter in adapters.values():
+            await adapter.close()
+
+
+@pytest.fixture
+def timeout_job(timeout_jobs: dict[str, str], slurm_version: str) -> str:
+    return timeout_jobs[slurm_version]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def start_timeout_job_early(request: pytest.FixtureRequest, slurm_version: str) -> None:
+    """Submit the timeout jobs before the other tests so their minute overlaps with them."""
+    selected = request.session.items
+    if any(item.originalname == "test_time_limit_gives_timeout" for item in selected):
+        request.getfixturevalue("timeout_jobs")
+
+
+# Last in the module, so every other test of a version runs during its timeout job's minute.
+@pytest.mark.slow
+async def test_time_limit_gives_timeout(
+    adapter: SchedulerAdapter, timeout_job: str, wait_for
+) -> None:
+    job = only(await wait_for(adapter, timeout_job, lambda r: r[0].state.is_terminal, 240))
+    assert job.state is JobState.TIMEOUT
+    assert job.elapsed_seconds is not None and job.elapsed_seconds >= 60

@@ -346,7 +346,8 @@ async def test_jobs_and_arrays_submitted_with_plain_sbatch_appear_and_end_with_t
 @pytest.mark.slurm
 async def test_a_job_waiting_for_cpus_shows_slurms_expected_start(on_cluster: OnCluster) -> None:
     # Two jobs fill the node's two CPUs; the third waits, and Slurm's backfill scheduler
-    # estimates when it will start (within its 30 s interval).
+    # estimates when it will start (every second on the development clusters, every 30 s
+    # by default), which the next poll cycle records.
     script = "#!/bin/bash\n#SBATCH --time=3\n#SBATCH --cpus-per-task=1\nsleep 150\n"
     body = {"script": script, "project_id": on_cluster.project_id}
     ids: list[int] = []

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.db import create_engine, create_sessionmaker
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
 from app.models import Job, Project
@@ -20,6 +21,7 @@ from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.users.actor import Actor
+from tests.conftest import BACKENDS, backend_runs_on, empty_all_tables
 from tests.factories import add_member, as_actor, make_project, make_user
 from tests.slurm_versions import cluster_config, run_on, versions
 
@@ -91,28 +93,71 @@ def slurm_version(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def portal(
-    sessionmaker: async_sessionmaker[AsyncSession],
-    session: AsyncSession,
-    slurm_version: str,
+    sessionmaker: async_sessionmaker[AsyncSession], slurm_version: str
 ) -> AsyncIterator[Portal]:
-    config = cluster_config(slurm_version)
+    opened = await open_portal(sessionmaker, slurm_version)
+    yield opened
+    await close_portal(opened)
+
+
+async def open_portal(
+    sessionmaker: async_sessionmaker[AsyncSession], version: str, login: str = "alice"
+) -> Portal:
+    """A portal on ``version``'s cluster whose user ``login`` is alice there, in physics."""
+    config = cluster_config(version)
     adapter = build_adapter(config, "ssh")
     cluster = config.name
-    project = await make_project(session, "Physics", slurm_account="physics", cluster=cluster)
-    alice = await make_user(session, "alice", cluster_username="alice", cluster=cluster)
-    await add_member(session, alice, project)
-    await session.commit()
+    async with sessionmaker() as session:
+        project = await make_project(session, "Physics", slurm_account="physics", cluster=cluster)
+        alice = await make_user(session, login, cluster_username="alice", cluster=cluster)
+        await add_member(session, alice, project)
+        await session.commit()
+        actor = await as_actor(session, alice)
     service = JobService(sessionmaker, {cluster: adapter})
-    actor = await as_actor(session, alice)
-    yield Portal(sessionmaker, adapter, service, actor, project, slurm_version, cluster)
+    return Portal(sessionmaker, adapter, service, actor, project, version, cluster)
+
+
+async def close_portal(portal: Portal) -> None:
     # The cluster is shared: a failed test must not leave its jobs holding the two CPUs.
-    async with sessionmaker() as cleanup:
+    async with portal.sessionmaker() as cleanup:
         ids = list(
-            await cleanup.scalars(select(Job.slurm_job_id).where(Job.slurm_job_id.is_not(None)))
+            await cleanup.scalars(
+                select(Job.slurm_job_id).where(
+                    Job.cluster == portal.cluster, Job.slurm_job_id.is_not(None)
+                )
+            )
         )
     if ids:
-        run_on(slurm_version, ["scancel", *[str(i) for i in ids]], check=False)
-    await adapter.close()
+        run_on(portal.version, ["scancel", *[str(i) for i in ids]], check=False)
+    await portal.adapter.close()
+
+
+@pytest.fixture
+async def portal_on_every_version(request: pytest.FixtureRequest) -> AsyncIterator[list[Portal]]:
+    """A portal per (database, Slurm version) pair the suite covers, all open at once.
+
+    For tests that wait on Slurm's own clock (time limits, jobs ageing out of the queue):
+    running every pair side by side pays that wait once instead of once per pair. One
+    database holds the portals of several clusters, as a multi-cluster site's does, each
+    with its own user (alice on that cluster) and project.
+    """
+    portals: list[Portal] = []
+    engines: dict[str, AsyncEngine] = {}
+    try:
+        for backend in BACKENDS:
+            paired = [v for v in versions() if backend_runs_on(backend, v)]
+            if paired:
+                url: str = request.getfixturevalue(f"{backend}_database_url")
+                engines[url] = create_engine(url)
+                maker = create_sessionmaker(engines[url])
+                portals += [await open_portal(maker, v, f"alice-{v}") for v in paired]
+        yield portals
+    finally:
+        for opened in portals:
+            await close_portal(opened)
+        for url, engine in engines.items():
+            await engine.dispose()
+            await empty_all_tables(url)
 
 
 def sacct_ids_named(version: str, name: str) -> list[str]:

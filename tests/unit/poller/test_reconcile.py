@@ -153,6 +153,21 @@ def test_unchanged_pending_job_is_not_rewritten() -> None:
     assert reconcile([row], [info("100", JobState.QUEUED, reason="Priority")], [], NOW, GRACE) == []
 
 
+def test_pending_job_is_rewritten_when_slurm_first_estimates_its_start() -> None:
+    row = job("pending", reason="Resources")
+    estimate = NOW + timedelta(minutes=3)
+    queue = [info("100", JobState.QUEUED, reason="Resources", start_time=estimate)]
+    [change] = reconcile([row], queue, [], NOW, GRACE)
+    assert (change.to_state, change.changes["expected_start_at"]) == ("pending", estimate)
+
+
+def test_pending_job_with_the_same_estimate_is_not_rewritten() -> None:
+    estimate = NOW + timedelta(minutes=3)
+    row = job("pending", reason="Resources", expected_start_at=estimate)
+    queue = [info("100", JobState.QUEUED, reason="Resources", start_time=estimate)]
+    assert reconcile([row], queue, [], NOW, GRACE) == []
+
+
 def test_young_submission_is_left_alone() -> None:
     assert reconcile([job("submitting", None, age=5)], [], [], NOW, GRACE) == []
 
