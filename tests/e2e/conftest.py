@@ -5,7 +5,9 @@ subprocess on a free port, with the real clusters file and the in-process poller
 every second, on its own PostgreSQL database ``<PORTAL_TEST_PG_URL database>_e2e``, migrated
 and filled with the demo seed (``alice``/``alice-demo`` ...). It yields a ``LiveServer`` with
 ``base_url`` and ``database_url``. ``browser`` launches Debian's Chromium once; ``page`` is a
-fresh context and page per test. Screenshots go to ``test-artifacts/screenshots/``.
+fresh context and page per test. Every page state a test goes through in a context of
+``browser`` is checked with axe-core, and any violation fails the test (see ``a11y.py``).
+Screenshots go to ``test-artifacts/screenshots/``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 START_TIMEOUT = 60.0
+AUDIT = pytest.StashKey[Any]()
 
 
 @dataclass(frozen=True)
@@ -117,13 +120,34 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 # for as long as it is open, and every asyncio test that ran after a session-long browser
 # would fail with "cannot be called from a running event loop".
 @pytest.fixture
-def browser() -> Iterator[Any]:
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
+
+    from tests.e2e.a11y import Audit, AuditedBrowser
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
+        audit = Audit()
+        request.node.stash[AUDIT] = audit
+        yield AuditedBrowser(chromium, audit)
+        # Contexts closed after the test (the ``page`` fixture's) get their last scan here.
+        found = audit.failure()
         chromium.close()
+        if found:
+            pytest.fail(found, pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fails a test that passed if axe-core found fault with a page state it went through."""
+    result = yield
+    audit = item.stash.get(AUDIT, None)
+    if audit is not None:
+        audit.settle_all()
+        found = audit.failure()
+        if found:
+            pytest.fail(found, pytrace=False)
+    return result
 
 
 @pytest.fixture

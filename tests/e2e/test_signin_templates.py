@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -23,14 +24,6 @@ from tests.factories import fake_registry
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def _free_port() -> int:
@@ -82,44 +75,39 @@ def portal_url(tmp_path: Path) -> Iterator[str]:
     thread.join(timeout=10)
 
 
-def test_alice_previews_and_sees_inline_error(portal_url: str) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_alice_previews_and_sees_inline_error(portal_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-        )
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{portal_url}/templates")
-        expect(page).to_have_url(f"{portal_url}/signin?next=%2Ftemplates")
-        page.screenshot(path=str(SCREENSHOTS / "signin.png"), full_page=True)
-        page.get_by_label("Login").fill("alice")
-        page.get_by_label("Password").fill("alice-demo")
-        page.get_by_role("button", name="Sign in").click()
-        expect(page.get_by_role("heading", name="Job templates")).to_be_visible()
-        page.screenshot(path=str(SCREENSHOTS / "templates-list.png"), full_page=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{portal_url}/templates")
+    expect(page).to_have_url(f"{portal_url}/signin?next=%2Ftemplates")
+    page.screenshot(path=str(SCREENSHOTS / "signin.png"), full_page=True)
+    page.get_by_label("Login").fill("alice")
+    page.get_by_label("Password").fill("alice-demo")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("heading", name="Job templates")).to_be_visible()
+    page.screenshot(path=str(SCREENSHOTS / "templates-list.png"), full_page=True)
 
-        page.get_by_role("link", name="Hello world", exact=True).click()
-        page.get_by_role("link", name="Use this template").click()
-        expect(page.get_by_role("heading", name="Submit: Hello world")).to_be_visible()
-        message = page.get_by_label("Message")
-        message.clear()
-        message.press_sequentially("typed in the browser $(id)")
-        # The value travels in the job's environment; the script only refers to it.
-        expect(page.locator("#preview-command")).to_contain_text(
-            "'PORTAL_PARAM_message=typed in the browser $(id)'"
-        )
-        expect(page.locator("#preview-script")).to_contain_text("${PORTAL_PARAM_message}")
-        page.screenshot(path=str(SCREENSHOTS / "submit-preview.png"), full_page=True)
+    page.get_by_role("link", name="Hello world", exact=True).click()
+    page.get_by_role("link", name="Use this template").click()
+    expect(page.get_by_role("heading", name="Submit: Hello world")).to_be_visible()
+    message = page.get_by_label("Message")
+    message.clear()
+    message.press_sequentially("typed in the browser $(id)")
+    # The value travels in the job's environment; the script only refers to it.
+    expect(page.locator("#preview-command")).to_contain_text(
+        "'PORTAL_PARAM_message=typed in the browser $(id)'"
+    )
+    expect(page.locator("#preview-script")).to_contain_text("${PORTAL_PARAM_message}")
+    page.screenshot(path=str(SCREENSHOTS / "submit-preview.png"), full_page=True)
 
-        page.get_by_label("Time limit").fill("2:00:00")
-        page.get_by_role("button", name="Submit job").click()
-        error = page.locator("#time_limit-error")
-        expect(error).to_have_text("Partition debug allows at most 1:00:00.")
-        expect(page.get_by_label("Time limit")).to_have_attribute("aria-invalid", "true")
-        page.screenshot(path=str(SCREENSHOTS / "submit-inline-error.png"), full_page=True)
+    page.get_by_label("Time limit").fill("2:00:00")
+    page.get_by_role("button", name="Submit job").click()
+    error = page.locator("#time_limit-error")
+    expect(error).to_have_text("Partition debug allows at most 1:00:00.")
+    expect(page.get_by_label("Time limit")).to_have_attribute("aria-invalid", "true")
+    page.screenshot(path=str(SCREENSHOTS / "submit-inline-error.png"), full_page=True)
 
-        page.set_viewport_size({"width": 390, "height": 844})
-        page.screenshot(path=str(SCREENSHOTS / "submit-phone.png"), full_page=True)
-        browser.close()
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(SCREENSHOTS / "submit-phone.png"), full_page=True)

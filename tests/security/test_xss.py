@@ -152,12 +152,18 @@ def _injected(tab: Any) -> int:
 def test_chromium_shows_the_payloads_as_text(live_portal: PortalProcess, alice_log: str) -> None:
     from playwright.sync_api import sync_playwright
 
+    from tests.e2e.a11y import Audit, AuditedBrowser
+
     job_id, name = asyncio.run(_browser_rows(live_portal.database_url, alice_log))
     dialogs: list[str] = []
+    audit = Audit()
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = AuditedBrowser(
+            playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS), audit
+        )
         try:
-            tab = chromium.new_context(base_url=live_portal.base_url).new_page()
+            context = chromium.new_context(base_url=live_portal.base_url)
+            tab = context.new_page()
 
             def seen(dialog: Any) -> None:
                 dialogs.append(dialog.message)
@@ -178,6 +184,10 @@ def test_chromium_shows_the_payloads_as_text(live_portal: PortalProcess, alice_l
             tab.get_by_text(name[:10]).first.wait_for(timeout=30_000)
             tab.hover("table")
             assert _injected(tab) == 0
+            context.close()
         finally:
             chromium.close()
     assert dialogs == []
+    # Hostile names and log lines leave the pages as accessible as any other.
+    found = audit.failure()
+    assert found is None, found
