@@ -31,6 +31,10 @@ from app.deps import FilesServiceDep
 from app.files.service import PAGE_SIZE, UPLOAD_PART_BYTES, UploadConflict, UploadPart
 from app.scheduler.files import MAX_PAGE_ENTRIES
 
+# Raw bytes, declared so that generated clients can send and receive them.
+BINARY: dict[str, object] = {"schema": {"type": "string", "format": "binary"}}
+BINARY_BODY = {"content": {"application/octet-stream": BINARY}, "required": True}
+
 router = APIRouter(prefix="/files/{cluster}", tags=["files"])
 PathQuery = Annotated[str, Query(max_length=4096, description="Absolute, or ~ for your home.")]
 
@@ -81,7 +85,7 @@ async def stat_file(
     summary="A file's bytes, streamed",
     response_class=StreamingResponse,
     responses=errors(403, 404, 503)
-    | {200: {"content": {"application/octet-stream": {}}, "description": "The file."}},
+    | {200: {"content": {"application/octet-stream": BINARY}, "description": "The file."}},
 )
 async def download_file(
     service: FilesServiceDep, principal: Reader, cluster: str, path: PathQuery
@@ -139,7 +143,7 @@ async def delete_file(
     "``upload_id`` is 32 hex digits you choose. Offset 0 starts the upload over. A piece "
     "that does not continue what arrived gets 409 with ``expected_offset``.",
     responses=errors(403, 404, 409, 503),
-    openapi_extra={"requestBody": {"content": {"application/octet-stream": {}}, "required": True}},
+    openapi_extra={"requestBody": BINARY_BODY},
 )
 async def upload_part(
     request: Request,

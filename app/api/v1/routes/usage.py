@@ -52,12 +52,14 @@ def _query(
     )
 
 
+CSV_CONTENT = {"schema": {"type": "string"}, "example": "group,period,cpu_hours,...\n"}
+
+
 @router.get(
     "",
     response_model=UsageOut,
     summary="Usage of the projects you manage (all projects with an admin token)",
-    responses=errors(400)
-    | {200: {"content": {"text/csv": {"example": "group,period,cpu_hours,...\n"}}}},
+    responses=errors(400) | {200: {"content": {"text/csv": CSV_CONTENT}}},
 )
 async def get_usage_report(
     session: SessionDep,
