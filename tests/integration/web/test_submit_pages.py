@@ -71,7 +71,7 @@ async def test_form_has_a_label_for_every_input_and_defaults_filled(
     for field in ("job_name", "account", "message", "partition", "time_limit", "output"):
         assert f'<label for="{field}">' in page.text
         assert f'id="{field}"' in page.text
-    assert '<option value="long">long</option>' in page.text
+    assert '<option translate="no" value="long">long</option>' in page.text
     assert "--partition=debug" in page.text and "--time=0-00:10:00" in page.text
     help_line = 'id="time_limit-help">How long the job may run. As sbatch reads it: 90 is'
     assert help_line in page.text and "1:30 is 1 minute 30 seconds." in page.text
