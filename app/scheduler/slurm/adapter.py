@@ -8,11 +8,13 @@ reachable on the login host.
 
 from __future__ import annotations
 
+import asyncio
 import posixpath
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from app.scheduler.base import follow_file
 from app.scheduler.cache import TtlCache
@@ -99,10 +101,15 @@ class SlurmAdapter:
         problems += await self._partition_problems(spec)
         if not problems:
             problems += await self._gres_problems(spec, fresh=False)
-        problems += await self._directory_problems(spec, as_user)
-        raw = ""
-        if not problems:
-            problems, raw = await self._test_only_problems(spec, as_user)
+        if problems:
+            problems += await self._directory_problems(spec, as_user)
+            raise PreflightFailed(problems)
+        # Two independent round trips, asked at once: sbatch does not look at log folders.
+        folders, verdict = await _both(
+            self._directory_problems(spec, as_user), self._test_only_problems(spec, as_user)
+        )
+        # A folder that cannot be made is the problem to fix first; sbatch's verdict waits.
+        problems, raw = (folders, "") if folders else verdict
         if problems:
             raise PreflightFailed(problems, raw)
 
@@ -347,3 +354,16 @@ def _association_problems(spec: JobSpec, associations: list[Association]) -> lis
 def _name_and_user(path: str, name: str, user: str) -> str:
     """``path`` with Slurm's %x (job name) and %u (user) filled in, as slurmstepd will."""
     return re.sub(r"%([xu%])", lambda m: {"x": name, "u": user, "%": "%%"}[m[1]], path)
+
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
+
+
+async def _both(first: Awaitable[_A], second: Awaitable[_B]) -> tuple[_A, _B]:
+    """Both results, or the first error once both have finished (neither is left running)."""
+    a, b = await asyncio.gather(first, second, return_exceptions=True)
+    for outcome in (a, b):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    return a, b  # type: ignore[return-value]

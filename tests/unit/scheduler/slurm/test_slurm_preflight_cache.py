@@ -1,11 +1,16 @@
-"""Preflight reuses associations and partitions for a minute, but never refuses on stale ones."""
+"""Preflight reuses associations and partitions for a minute, but never refuses on stale ones;
+it asks for the log folders and sbatch's own verdict at once."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from app.scheduler.config import ClusterConfig
+from app.scheduler.errors import PreflightFailed
 from app.scheduler.slurm.adapter import SlurmAdapter
 from app.scheduler.slurm.ssh import CommandResult
 from app.scheduler.types import JobSpec
@@ -74,3 +79,50 @@ async def test_an_account_missing_from_the_cached_list_is_looked_up_again(
 
 def _fields(spec: JobSpec) -> dict[str, Any]:
     return {name: getattr(spec, name) for name in spec.__dataclass_fields__}
+
+
+class SlowSsh(ScriptedSsh):
+    """Each command takes 50 ms; remembers how many ran at once at most."""
+
+    def __init__(self, recorded: Recorded, failing: str = "") -> None:
+        super().__init__(recorded)
+        self.failing = failing
+        self.running = self.most_at_once = 0
+
+    async def run(self, argv: Sequence[str], **options: Any) -> CommandResult:
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        await asyncio.sleep(0.05)
+        self.running -= 1
+        program = next(arg for arg in argv if not arg.startswith("TZ=") and arg != "env")
+        if program == self.failing == "sh":
+            return CommandResult(0, b"/scratch/alice/logs\n", "")
+        if program == self.failing == "sbatch":
+            return CommandResult(1, b"", "sbatch: error: Invalid qos specification")
+        return await super().run(argv, **options)
+
+
+async def test_log_folders_and_sbatch_test_only_are_asked_at_once(recorded: Recorded) -> None:
+    ssh = SlowSsh(recorded)
+    adapter = adapter_with(ssh)
+    await adapter.preflight(SPEC, "alice")  # fills the association and partition caches
+    ssh.commands.clear()
+    ssh.most_at_once = 0
+    await adapter.preflight(SPEC, "alice")
+    assert sorted(ssh.commands) == ["sbatch", "sh"] and ssh.most_at_once == 2
+
+
+async def test_a_folder_that_cannot_be_made_is_reported_before_sbatchs_verdict(
+    recorded: Recorded,
+) -> None:
+    adapter = adapter_with(SlowSsh(recorded, failing="sh"))
+    with pytest.raises(PreflightFailed) as caught:
+        await adapter.preflight(SPEC, "alice")
+    assert caught.value.problems == [
+        ("stdout", "directory /scratch/alice/logs cannot be created or is not writable")
+    ]
+    assert caught.value.raw == ""
+    adapter = adapter_with(SlowSsh(recorded, failing="sbatch"))
+    with pytest.raises(PreflightFailed) as caught:
+        await adapter.preflight(SPEC, "alice")
+    assert caught.value.raw == "sbatch: error: Invalid qos specification"
