@@ -151,7 +151,7 @@ async def _measure(port: int, token: str, project_id: int, jobs: int, clients: i
     ) as client:
         api = _api_submit(client, project_id)
         try:
-            await _latency(api, 3, [])  # warm: connections, caches, the first SSH channel
+            await _latency(api, 3, ids)  # warm: connections, caches, the first SSH channel
             through, raw = await _latency(api, jobs, ids)
             rates = {
                 "one client": (

@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.audit.service import SYSTEM, Origin, record_action
 from app.db import unit_of_work
-from app.errors import Conflict, Forbidden, ServiceUnavailable
+from app.errors import Conflict, Forbidden, ServiceUnavailable, ValidationFailed
 from app.i18n import _
 from app.jobs import authz, control_words, event_notes, repository, states, submission, tasks
 from app.jobs.requests import JobRequest
@@ -99,6 +99,31 @@ def _unreachable(cluster: str) -> ServiceUnavailable:
     return ServiceUnavailable(_("Cluster %(cluster)s is unreachable.", cluster=cluster))
 
 
+def _not_acting_as(plan: submission.SubmissionPlan) -> Forbidden:
+    return Forbidden(
+        _(
+            "The portal does not act as %(username)s on %(cluster)s: it is a service "
+            "or system account. Ask an administrator to map yours.",
+            username=plan.username,
+            cluster=plan.project.cluster,
+        )
+    )
+
+
+def _refusal(
+    error: SubmitRejected | PreflightFailed | PermissionDenied, plan: submission.SubmissionPlan
+) -> tuple[ValidationFailed | Forbidden, str]:
+    """A submission the cluster refused, as the surfaces show a refused check, and the plain
+    reason the job's row keeps."""
+    if isinstance(error, PermissionDenied):
+        forbidden = _not_acting_as(plan)
+        return forbidden, forbidden.detail
+    if isinstance(error, SubmitRejected):
+        error = PreflightFailed([("submission", error.message)], error.raw)
+    why = " ".join(message for _field, message in error.problems)
+    return submission.preflight_failure(error), why
+
+
 class JobService:
     """Job commands that reach a cluster; build one at start-up and share it."""
 
@@ -163,7 +188,9 @@ class JobService:
                     return existing
             plan = await self._plan(session, actor, request)
         adapter = self._adapters.get(plan.project.cluster)
-        await self._preflight(adapter, plan)
+        # sbatch's own verdict comes with the submission itself: asking it first as well
+        # (--test-only) would double the cluster round trips of every submission.
+        await self._preflight(adapter, plan, ask_sbatch=False)
         row = submission.new_job_row(plan, actor, request, idempotency_key)
         job, is_new = await submission.insert_submitting_row(
             self._sessionmaker, row, note, request.warnings
@@ -172,20 +199,15 @@ class JobService:
             return job
         return await self._hand_over(adapter, job, plan)
 
-    async def _preflight(self, adapter: SchedulerAdapter, plan: submission.SubmissionPlan) -> None:
+    async def _preflight(
+        self, adapter: SchedulerAdapter, plan: submission.SubmissionPlan, *, ask_sbatch: bool = True
+    ) -> None:
         try:
-            await adapter.preflight(plan.spec, plan.username)
+            await adapter.preflight(plan.spec, plan.username, ask_sbatch=ask_sbatch)
         except PreflightFailed as error:
             raise submission.preflight_failure(error) from error
         except PermissionDenied as error:
-            raise Forbidden(
-                _(
-                    "The portal does not act as %(username)s on %(cluster)s: it is a service "
-                    "or system account. Ask an administrator to map yours.",
-                    username=plan.username,
-                    cluster=plan.project.cluster,
-                )
-            ) from error
+            raise _not_acting_as(plan) from error
         except SchedulerUnavailable as error:
             raise _unreachable(plan.project.cluster) from error
 
@@ -194,9 +216,11 @@ class JobService:
     ) -> Job:
         try:
             slurm_job_id = await adapter.submit(plan.spec, plan.username)
-        except SubmitRejected as error:
-            await submission.record_rejection(self._sessionmaker, job.id, error)
-            raise
+        except (SubmitRejected, PreflightFailed, PermissionDenied) as error:
+            failure, why = _refusal(error, plan)
+            await submission.record_rejection(self._sessionmaker, job.id, why)
+            # Shown as a check's refusal is: the same words, fields and Slurm's own text.
+            raise failure from error
         except SchedulerUnavailable:
             # The answer was lost, not necessarily the job: the poller looks for its UUID.
             logger.warning("submission of job %s unconfirmed", job.uuid, exc_info=True)

@@ -26,7 +26,7 @@ from app.errors import NotFound, ValidationFailed
 from app.jobs import event_notes, repository, states
 from app.jobs.requests import JobRequest
 from app.models import Job, Project
-from app.scheduler.errors import InvalidSpec, PreflightFailed, SubmitRejected
+from app.scheduler.errors import InvalidSpec, PreflightFailed
 from app.scheduler.log_paths import check_expanded_paths
 from app.scheduler.types import Gres, JobSpec
 from app.scheduler.validation import validate_spec
@@ -195,20 +195,26 @@ async def insert_submitting_row(
 
 
 async def record_rejection(
-    sessionmaker: async_sessionmaker[AsyncSession], job_id: int, error: SubmitRejected
+    sessionmaker: async_sessionmaker[AsyncSession], job_id: int, message: str
 ) -> None:
+    """The row of a submission the cluster refused becomes ``submit_failed``.
+
+    It gives up its idempotency key: the corrected request, sent again from the same form or
+    with the same key, is a new submission rather than this refused one.
+    """
     async with unit_of_work(sessionmaker) as session:
         job = await repository.get_by_id(session, job_id)
         if job is None or job.state != states.SUBMITTING:
             return
         job.state = states.SUBMIT_FAILED
-        job.submit_error = error.message
+        job.submit_error = message
+        job.idempotency_key = None
         repository.add_event(
             session,
             job.id,
             states.SUBMITTING,
             states.SUBMIT_FAILED,
-            reason=error.message,
+            reason=message[:255],
             source="submit",
         )
 

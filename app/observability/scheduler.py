@@ -18,7 +18,7 @@ from app.observability.metrics import (
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import ClusterConfig
 from app.scheduler.disk_usage import FilesystemUsage
-from app.scheduler.errors import InvalidSpec, SubmitRejected
+from app.scheduler.errors import InvalidSpec, PreflightFailed, SubmitRejected
 from app.scheduler.files import FileStore, file_store_of
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import (
@@ -59,7 +59,7 @@ class InstrumentedAdapter:
     async def submit(self, spec: JobSpec, as_user: str) -> str:
         try:
             job_id = await self._timed("submit", self.inner.submit(spec, as_user))
-        except (SubmitRejected, InvalidSpec):
+        except (SubmitRejected, PreflightFailed, InvalidSpec):
             SUBMITS.inc(self.cluster, "rejected")
             raise
         except Exception:
@@ -68,8 +68,8 @@ class InstrumentedAdapter:
         SUBMITS.inc(self.cluster, "accepted")
         return job_id
 
-    async def preflight(self, spec: JobSpec, as_user: str) -> None:
-        await self._timed("preflight", self.inner.preflight(spec, as_user))
+    async def preflight(self, spec: JobSpec, as_user: str, *, ask_sbatch: bool = True) -> None:
+        await self._timed("preflight", self.inner.preflight(spec, as_user, ask_sbatch=ask_sbatch))
 
     async def queue(self) -> list[JobInfo]:
         return await self._timed("queue", self.inner.queue())

@@ -28,17 +28,20 @@ class SchedulerAdapter(Protocol):
     """
 
     async def submit(self, spec: JobSpec, as_user: str) -> str:
-        """Submit a batch job and return its id.
+        """Create the job's missing log and working folders as the user, submit, return its id.
 
-        Raises InvalidSpec before contacting the cluster, SubmitRejected when the scheduler
-        refuses, SchedulerUnavailable/SchedulerTimeout when it cannot be reached.
+        Raises InvalidSpec before contacting the cluster, PreflightFailed when a folder
+        cannot be made (nothing is submitted), SubmitRejected when the scheduler refuses,
+        SchedulerUnavailable/SchedulerTimeout when it cannot be reached.
         """
         ...
 
-    async def preflight(self, spec: JobSpec, as_user: str) -> None:
+    async def preflight(self, spec: JobSpec, as_user: str, *, ask_sbatch: bool = True) -> None:
         """Check that ``spec`` would be accepted; raise PreflightFailed listing the problems.
 
-        Creates missing log directories as the user where possible.
+        Creates missing log directories as the user where possible. ``ask_sbatch=False``
+        leaves out what ``submit`` finds out anyway (folders, the scheduler's own verdict)
+        and checks only what is known from the cluster's accounts and partitions.
         """
         ...
 

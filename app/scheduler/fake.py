@@ -113,8 +113,9 @@ class FakeScheduler:
         )
         return job_id
 
-    async def preflight(self, spec: JobSpec, as_user: str) -> None:
-        """Validate the spec and the account, as the real adapter would."""
+    async def preflight(self, spec: JobSpec, as_user: str, *, ask_sbatch: bool = True) -> None:
+        """Validate the spec and the account, as the real adapter would (it has no folders
+        to make and no sbatch to ask, so ``ask_sbatch`` changes nothing)."""
         self._check_up("preflight")
         validate_spec(spec, self._roots)
         try:

@@ -146,11 +146,24 @@ async def test_held_job_is_held_in_the_queue_and_in_accounting(
     assert done.state is JobState.COMPLETED
 
 
-async def test_a_missing_log_directory_is_created_by_slurm_since_23_02(
+async def test_a_submission_makes_a_missing_log_directory_itself(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    # Without preflight: submit makes the folder in the round trip that runs sbatch.
+    job_spec = spec(run_dir, "echo here", stdout=f"{run_dir}/new/deeper/out-%j.txt")
+    job_id = await adapter.submit(job_spec, ALICE)
+    cleanup.append((adapter, job_id, ALICE))
+    job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
+    assert job.state is JobState.COMPLETED
+    chunk = await adapter.read_file(f"{run_dir}/new/deeper/out-{job_id}.txt", 0, 100, ALICE)
+    assert chunk.data == b"here\n"
+
+
+async def test_a_missing_log_directory_named_after_the_job_id_is_created_by_slurm_since_23_02(
     adapter: SchedulerAdapter, slurm_version: str, run_dir, cleanup, wait_for
 ) -> None:
-    # Submitted without preflight, which would have created the folder itself.
-    job_spec = spec(run_dir, "echo here", stdout=f"{run_dir}/new/out-%j.txt")
+    # The job id is not known before sbatch answers, so only Slurm can make this folder.
+    job_spec = spec(run_dir, "echo here", stdout=f"{run_dir}/run-%j/out.txt")
     job_id = await adapter.submit(job_spec, ALICE)
     cleanup.append((adapter, job_id, ALICE))
     job = only(await wait_for(adapter, job_id, lambda r: r[0].state.is_terminal))
@@ -158,8 +171,18 @@ async def test_a_missing_log_directory_is_created_by_slurm_since_23_02(
         assert (job.state, job.signal) == (JobState.FAILED, 53)
         return
     assert job.state is JobState.COMPLETED
-    chunk = await adapter.read_file(f"{run_dir}/new/out-{job_id}.txt", 0, 100, ALICE)
+    chunk = await adapter.read_file(f"{run_dir}/run-{job_id}/out.txt", 0, 100, ALICE)
     assert chunk.data == b"here\n"
+
+
+async def test_a_submission_into_a_folder_the_user_cannot_make_submits_nothing(
+    adapter: SchedulerAdapter,
+) -> None:
+    job_spec = spec("/home/bob/not-for-alice", "true", comment=str(uuid.uuid4()))
+    with pytest.raises(PreflightFailed) as info:
+        await adapter.submit(job_spec, ALICE)
+    assert [field for field, _ in info.value.problems] == ["stdout"]
+    assert not [j for j in await adapter.queue() if j.comment == job_spec.comment]
 
 
 async def test_array_tasks_have_their_own_states(

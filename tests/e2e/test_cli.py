@@ -275,7 +275,8 @@ def test_submit_of_a_script_with_a_typo_names_the_option_and_submits_nothing(
         (
             "--cpus-per-task=64",
             "No node in the partition has the requested CPUs, memory or GPUs.",
-            "Slurm said: allocation failure: More processors requested than permitted",
+            "Slurm said: sbatch: error: Batch job submission failed: More processors requested"
+            " than permitted",
         ),
     ],
 )

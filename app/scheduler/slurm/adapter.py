@@ -74,14 +74,23 @@ class SlurmAdapter:
         )
 
     async def submit(self, spec: JobSpec, as_user: str) -> str:
-        """Validate, then submit as ``as_user``; returns the Slurm job id."""
+        """Validate, make the job's folders and submit as ``as_user``; returns the Slurm id.
+
+        Over SSH the folders are made by the same command that runs sbatch, so a submission
+        costs one round trip; a folder that cannot be made raises PreflightFailed and
+        nothing is submitted.
+        """
         validate_spec(spec, self.config.log_roots)
+        folders = _folders(spec, as_user)
         rest = self.rest_jobs
         if rest is not None and (not spec.args or await rest.takes_script_args()):
+            if problems := await self._directory_problems(spec, as_user):
+                raise PreflightFailed(problems)
             return await rest.submit(spec, as_user)
-        result = await self.ssh.run(
-            commands.sbatch_argv(spec), as_user=as_user, stdin=spec.script, repeatable=False
-        )
+        argv = commands.submit_argv(spec, list(folders))
+        result = await self.ssh.run(argv, as_user=as_user, stdin=spec.script, repeatable=False)
+        if folders and result.exit_status == commands.FOLDERS_REFUSED:
+            raise PreflightFailed(_unmade(folders, result.text))
         job_id = result.text.strip().split(";", 1)[0]
         if result.exit_status != 0 or not job_id.isdigit():
             said = result.stderr or result.text
@@ -91,8 +100,13 @@ class SlurmAdapter:
             raise classify_sbatch_error(said)
         return job_id
 
-    async def preflight(self, spec: JobSpec, as_user: str) -> None:
-        """Raise PreflightFailed listing every problem found; create missing log dirs."""
+    async def preflight(self, spec: JobSpec, as_user: str, *, ask_sbatch: bool = True) -> None:
+        """Raise PreflightFailed listing every problem found; create missing log dirs.
+
+        ``ask_sbatch=False`` checks only what the cached cluster facts answer (account, QOS,
+        partition, time limit, GPU type), usually without a round trip: what ``submit``'s
+        own round trip (folders, then sbatch's verdict) does not already tell.
+        """
         try:
             validate_spec(spec, self.config.log_roots)
         except InvalidSpec as exc:
@@ -101,9 +115,12 @@ class SlurmAdapter:
         problems += await self._partition_problems(spec)
         if not problems:
             problems += await self._gres_problems(spec, fresh=False)
-        if problems:
+        if problems and ask_sbatch:
             problems += await self._directory_problems(spec, as_user)
+        if problems:
             raise PreflightFailed(problems)
+        if not ask_sbatch:
+            return
         # Two independent round trips, asked at once: sbatch does not look at log folders.
         folders, verdict = await _both(
             self._directory_problems(spec, as_user), self._test_only_problems(spec, as_user)
@@ -180,21 +197,11 @@ class SlurmAdapter:
         return parsing.parse_gres(result.text)
 
     async def _directory_problems(self, spec: JobSpec, user: str) -> list[tuple[str, str]]:
-        wanted: dict[str, str] = {}
-        for field, path in (("stdout", spec.stdout), ("stderr", spec.stderr)):
-            if path is not None:
-                wanted.setdefault(posixpath.dirname(path), field)
-        if spec.working_dir is not None:
-            wanted.setdefault(spec.working_dir, "working_dir")
-        # %x and %u are known before submission; a folder naming the job id is not, and is
-        # left to Slurm (which creates it since 23.02).
-        known = {_name_and_user(d, spec.name, user): field for d, field in wanted.items()}
-        dirs = [d for d in known if "%" not in d]
-        if not dirs:
+        folders = _folders(spec, user)
+        if not folders:
             return []
-        result = await self.ssh.run(commands.ensure_dirs_argv(dirs), as_user=user)
-        bad = [line for line in result.text.splitlines() if line]
-        return [(known[d], f"directory {d} cannot be created or is not writable") for d in bad]
+        result = await self.ssh.run(commands.ensure_dirs_argv(list(folders)), as_user=user)
+        return _unmade(folders, result.text)
 
     async def _test_only_problems(
         self, spec: JobSpec, user: str
@@ -349,6 +356,26 @@ def _association_problems(spec: JobSpec, associations: list[Association]) -> lis
         return []
     choices = ", ".join(sorted(usable)) or "none"
     return [("qos", f"QOS {spec.qos} does not exist or is not yours to use (yours: {choices})")]
+
+
+def _folders(spec: JobSpec, user: str) -> dict[str, str]:
+    """The folders the job's logs and working directory need, each with the field naming it."""
+    wanted: dict[str, str] = {}
+    for field, path in (("stdout", spec.stdout), ("stderr", spec.stderr)):
+        if path is not None:
+            wanted.setdefault(posixpath.dirname(path), field)
+    if spec.working_dir is not None:
+        wanted.setdefault(spec.working_dir, "working_dir")
+    # %x and %u are known before submission; a folder naming the job id is not, and is
+    # left to Slurm (which creates it since 23.02).
+    known = {_name_and_user(d, spec.name, user): field for d, field in wanted.items()}
+    return {d: field for d, field in known.items() if "%" not in d}
+
+
+def _unmade(folders: dict[str, str], printed: str) -> list[tuple[str, str]]:
+    """The problems for the folders a mkdir program printed as missing or not writable."""
+    bad = [line for line in printed.splitlines() if line in folders]
+    return [(folders[d], f"directory {d} cannot be created or is not writable") for d in bad]
 
 
 def _name_and_user(path: str, name: str, user: str) -> str:

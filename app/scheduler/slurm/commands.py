@@ -303,6 +303,32 @@ def ensure_dirs_argv(directories: Sequence[str]) -> list[str]:
     return ["sh", "-c", _MKDIR_SCRIPT, "sh", *directories]
 
 
+# The exit status of submit_argv's program when a folder could not be made; sbatch and env
+# never exit with it (sbatch: 0 or 1; env: 125-127).
+FOLDERS_REFUSED = 97
+
+# A constant script: the first parameter counts the folders that follow it (a count, not a
+# separator, so no folder name can end the list early); the rest is the command, run only
+# once every folder exists and is writable, with the script still waiting on stdin.
+_MKDIR_THEN_RUN_SCRIPT = (
+    'n=$1; shift; bad=0; while [ "$n" -gt 0 ]; do '
+    'mkdir -p -- "$1" 2>/dev/null && test -w "$1" || { printf "%s\\n" "$1"; bad=1; }; '
+    f'shift; n=$((n - 1)); done; [ "$bad" = 0 ] || exit {FOLDERS_REFUSED}; exec "$@"'
+)
+
+
+def submit_argv(spec: JobSpec, directories: Sequence[str]) -> list[str]:
+    """argv making ``directories`` as the user, then submitting: one round trip, not two.
+
+    Prints each folder that is missing or not writable and exits FOLDERS_REFUSED without
+    running sbatch; otherwise it becomes ``sbatch_argv(spec)``, reading the script on stdin.
+    """
+    if not directories:
+        return sbatch_argv(spec)
+    program = ["sh", "-c", _MKDIR_THEN_RUN_SCRIPT, "sh", str(len(directories))]
+    return [*program, *directories, *sbatch_argv(spec)]
+
+
 def disk_usage_argv(command: Sequence[str], user: str) -> list[str]:
     """The site's disk usage command with ``{user}`` replaced by the cluster username
     (``["lfs", "quota", "-u", "{user}", "/lustre"]``); each argument stays one argument.

@@ -17,7 +17,7 @@ from app.jobs.requests import JobRequest
 from app.models import Job, JobEvent, Project, User
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
-from app.scheduler.errors import RejectKind, SubmitRejected
+from app.scheduler.errors import PreflightFailed, RejectKind, SubmitRejected
 from app.scheduler.fake import FakeScheduler
 from tests.factories import add_member, as_actor, make_job, make_project, make_user
 
@@ -129,11 +129,58 @@ async def test_rejected_submission_keeps_the_plain_message(
         raise SubmitRejected(RejectKind.QOS_LIMIT, "Too big.", "raw")
 
     monkeypatch.setattr(fake, "submit", refuse)
-    with pytest.raises(SubmitRejected):
+    with pytest.raises(ValidationFailed) as caught:
         await jobs.submit(await as_actor(session, alice), request_for(project))
+    # Shown as a refused check is: plain words on the form, Slurm's own beside them.
+    assert caught.value.fields == {"submission": "Too big."}
+    assert caught.value.raw == "raw"
     row = await session.scalar(select(Job))
     assert row is not None
     assert (row.state, row.submit_error) == ("submit_failed", "Too big.")
+
+
+async def test_a_refused_submission_frees_its_key_for_the_corrected_one(
+    session: AsyncSession,
+    jobs: service.JobService,
+    fake: FakeScheduler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice, _, _, project = await physics(session)
+    actor = await as_actor(session, alice)
+    accept = fake.submit
+
+    async def refuse(spec: object, as_user: str) -> str:
+        raise SubmitRejected(RejectKind.INVALID_QOS, "No such QOS.", "Invalid qos specification")
+
+    monkeypatch.setattr(fake, "submit", refuse)
+    with pytest.raises(ValidationFailed):
+        await jobs.submit(actor, request_for(project), idempotency_key="form-1")
+    monkeypatch.setattr(fake, "submit", accept)
+    corrected = await jobs.submit(actor, request_for(project), idempotency_key="form-1")
+    assert (corrected.state, corrected.slurm_job_id) == ("pending", "1000")
+    states = await session.scalars(select(Job.state).order_by(Job.id))
+    assert list(states) == ["submit_failed", "pending"]
+
+
+async def test_a_folder_the_user_cannot_make_is_refused_at_submission(
+    session: AsyncSession,
+    jobs: service.JobService,
+    fake: FakeScheduler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice, _, _, project = await physics(session)
+    problem = ("stdout", "directory /scratch/x cannot be created or is not writable")
+
+    async def no_folder(spec: object, as_user: str) -> str:
+        raise PreflightFailed([problem])
+
+    monkeypatch.setattr(fake, "submit", no_folder)
+    with pytest.raises(ValidationFailed) as caught:
+        await jobs.submit(await as_actor(session, alice), request_for(project))
+    assert caught.value.fields == dict([problem])
+    row = await session.scalar(select(Job))
+    assert row is not None and row.state == "submit_failed"
+    assert row.submit_error == problem[1]
 
 
 async def test_non_member_cannot_submit(session: AsyncSession, jobs: service.JobService) -> None:

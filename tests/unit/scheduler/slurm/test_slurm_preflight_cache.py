@@ -126,3 +126,23 @@ async def test_a_folder_that_cannot_be_made_is_reported_before_sbatchs_verdict(
     with pytest.raises(PreflightFailed) as caught:
         await adapter.preflight(SPEC, "alice")
     assert caught.value.raw == "sbatch: error: Invalid qos specification"
+
+
+async def test_before_a_submission_preflight_asks_nothing_the_submission_will_answer(
+    recorded: Recorded,
+) -> None:
+    ssh = ScriptedSsh(recorded)
+    adapter = adapter_with(ssh)
+    await adapter.preflight(SPEC, "alice", ask_sbatch=False)
+    assert sorted(ssh.commands) == ["sacctmgr", "sinfo"]  # no folders, no --test-only
+    ssh.commands.clear()
+    await adapter.preflight(SPEC, "alice", ask_sbatch=False)
+    assert ssh.commands == []
+    with pytest.raises(PreflightFailed) as caught:
+        await adapter.preflight(_with(partition="gpu-a100"), "alice", ask_sbatch=False)
+    assert [field for field, _message in caught.value.problems] == ["partition"]
+    assert "sh" not in ssh.commands and "sbatch" not in ssh.commands
+
+
+def _with(**changes: Any) -> JobSpec:
+    return JobSpec(**{**_fields(SPEC), **changes})
