@@ -17,6 +17,8 @@ SUBMITTED_OUTSIDE = "submitted outside the portal"
 FOUND_BY_SUBMISSION_ID = "found by its submission id"
 NO_SLURM_JOB = "no Slurm job carries this submission's id"
 MISSING = "Slurm no longer reports this job; its end state is unknown"
+NOT_SENT = "the cluster could not be reached, so nothing was submitted"
+NOT_ACTING_AS = "the portal does not act as a service or system account"
 WARNING_PREFIX = "warning: "
 
 _SUBMITTED_AS = re.compile(r"submitted as Slurm job (\S+)")
@@ -38,6 +40,8 @@ def _fixed() -> dict[str, str]:
         FOUND_BY_SUBMISSION_ID: _("found by its submission id"),
         NO_SLURM_JOB: _("no Slurm job carries this submission's id"),
         MISSING: _("Slurm no longer reports this job; its end state is unknown"),
+        NOT_SENT: _("the cluster could not be reached, so nothing was submitted"),
+        NOT_ACTING_AS: _("the portal does not act as a service or system account"),
     }
 
 

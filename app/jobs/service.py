@@ -28,6 +28,7 @@ from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import DEFAULT_LOG_ROOTS
 from app.scheduler.errors import (
     JobNotFound,
+    NotSent,
     PermissionDenied,
     PreflightFailed,
     SchedulerUnavailable,
@@ -116,8 +117,7 @@ def _refusal(
     """A submission the cluster refused, as the surfaces show a refused check, and the plain
     reason the job's row keeps."""
     if isinstance(error, PermissionDenied):
-        forbidden = _not_acting_as(plan)
-        return forbidden, forbidden.detail
+        return _not_acting_as(plan), event_notes.NOT_ACTING_AS
     if isinstance(error, SubmitRejected):
         error = PreflightFailed([("submission", error.message)], error.raw)
     why = " ".join(message for _field, message in error.problems)
@@ -221,6 +221,10 @@ class JobService:
             await submission.record_rejection(self._sessionmaker, job.id, why)
             # Shown as a check's refusal is: the same words, fields and Slurm's own text.
             raise failure from error
+        except NotSent as error:
+            # Certainly not submitted, so not left for the poller to look for.
+            await submission.record_rejection(self._sessionmaker, job.id, event_notes.NOT_SENT)
+            raise _unreachable(plan.project.cluster) from error
         except SchedulerUnavailable:
             # The answer was lost, not necessarily the job: the poller looks for its UUID.
             logger.warning("submission of job %s unconfirmed", job.uuid, exc_info=True)

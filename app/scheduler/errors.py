@@ -23,6 +23,11 @@ class SchedulerTimeout(SchedulerUnavailable):
     """A scheduler command did not finish within its deadline."""
 
 
+class NotSent(SchedulerUnavailable):
+    """The command never reached the cluster (no connection, no session): it certainly did
+    not run, unlike a command whose answer was lost."""
+
+
 class JobNotFound(SchedulerError):
     """The scheduler does not know the job id (any more)."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import socket
 from pathlib import Path
 
 import asyncssh
@@ -11,7 +12,7 @@ import httpx
 import pytest
 
 from app.scheduler.config import ClusterConfig
-from app.scheduler.errors import PermissionDenied, SchedulerTimeout, SchedulerUnavailable
+from app.scheduler.errors import NotSent, PermissionDenied, SchedulerTimeout
 from app.scheduler.slurm.rest import RestRequestFailed, RestTransport, read_response
 from app.scheduler.slurm.rest_versions import upgrade_ping
 from app.scheduler.slurm.ssh import OutputTooLarge, SshTransport
@@ -103,8 +104,22 @@ async def test_unknown_host_key_is_refused(cluster: ClusterConfig, tmp_path: Pat
     known.write_text(f"[{config.login_host}]:{config.login_port} {stranger}")
     transport = SshTransport(dataclasses.replace(config, known_hosts=str(known)))
     try:
-        with pytest.raises(SchedulerUnavailable):
+        with pytest.raises(NotSent):
             await transport.run(["true"], as_user="alice")
+    finally:
+        await transport.close()
+
+
+async def test_a_command_for_a_host_nobody_answers_on_is_known_not_sent(
+    cluster: ClusterConfig,
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    transport = SshTransport(dataclasses.replace(cluster, login_port=closed))
+    try:
+        with pytest.raises(NotSent, match="cannot reach"):
+            await transport.run(["sbatch"], as_user="alice", repeatable=False)
     finally:
         await transport.close()
 

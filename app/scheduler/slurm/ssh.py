@@ -20,6 +20,7 @@ import asyncssh
 
 from app.scheduler.config import ClusterConfig
 from app.scheduler.errors import (
+    NotSent,
     PermissionDenied,
     SchedulerError,
     SchedulerTimeout,
@@ -155,7 +156,7 @@ class SshTransport:
                     await self._evict((self.config.name, user), entry)
                 if attempt == 2:
                     hint = "is sshd's MaxSessions below ssh_max_sessions?"
-                    raise SchedulerUnavailable(f"cannot open a session ({hint}): {exc}") from exc
+                    raise NotSent(f"cannot open a session ({hint}): {exc}") from exc
             except (asyncssh.Error, OSError, _ChannelClosed) as exc:
                 await self._evict((self.config.name, user), entry)
                 if attempt == 2 or not repeatable:
@@ -273,7 +274,7 @@ class SshTransport:
         except asyncssh.PermissionDenied as exc:
             raise PermissionDenied(f"login as {user} refused: {exc.reason}") from exc
         except (OSError, asyncssh.Error, TimeoutError) as exc:
-            raise SchedulerUnavailable(f"cannot reach {self.config.login_host}: {exc}") from exc
+            raise NotSent(f"cannot reach {self.config.login_host}: {exc}") from exc
 
     async def _evict(self, key: tuple[str, str], entry: _Entry) -> None:
         # Only this entry: another command may already have replaced it in the pool.

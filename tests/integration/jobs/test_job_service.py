@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, ValidationFailed
 from app.jobs import listing, service, submission
 from app.jobs.listing import ListQuery
 from app.jobs.requests import JobRequest
 from app.models import Job, JobEvent, Project, User
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
-from app.scheduler.errors import PreflightFailed, RejectKind, SubmitRejected
+from app.scheduler.errors import NotSent, PreflightFailed, RejectKind, SubmitRejected
 from app.scheduler.fake import FakeScheduler
 from tests.factories import add_member, as_actor, make_job, make_project, make_user
 
@@ -117,70 +118,69 @@ async def test_concurrent_retries_with_one_key_submit_once(
     assert await session.scalar(select(func.count()).select_from(Job)) == 1
 
 
-async def test_rejected_submission_keeps_the_plain_message(
+FOLDER = ("stdout", "directory /scratch/x cannot be created or is not writable")
+REFUSALS: dict[str, tuple[Callable[[], Exception], dict[str, str], str | None, str]] = {
+    # what the adapter raises, the fields and Slurm's words shown, the reason the row keeps
+    "sbatch": (
+        lambda: SubmitRejected(RejectKind.QOS_LIMIT, "Too big.", "raw"),
+        {"submission": "Too big."},
+        "raw",
+        "Too big.",
+    ),
+    "folder": (lambda: PreflightFailed([FOLDER]), dict([FOLDER]), None, FOLDER[1]),
+}
+
+
+@pytest.mark.parametrize("refusal", sorted(REFUSALS))
+async def test_a_refusal_at_submission_is_kept_shown_like_a_check_and_frees_its_key(
     session: AsyncSession,
     jobs: service.JobService,
     fake: FakeScheduler,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    alice, _, _, project = await physics(session)
-
-    async def refuse(spec: object, as_user: str) -> str:
-        raise SubmitRejected(RejectKind.QOS_LIMIT, "Too big.", "raw")
-
-    monkeypatch.setattr(fake, "submit", refuse)
-    with pytest.raises(ValidationFailed) as caught:
-        await jobs.submit(await as_actor(session, alice), request_for(project))
-    # Shown as a refused check is: plain words on the form, Slurm's own beside them.
-    assert caught.value.fields == {"submission": "Too big."}
-    assert caught.value.raw == "raw"
-    row = await session.scalar(select(Job))
-    assert row is not None
-    assert (row.state, row.submit_error) == ("submit_failed", "Too big.")
-
-
-async def test_a_refused_submission_frees_its_key_for_the_corrected_one(
-    session: AsyncSession,
-    jobs: service.JobService,
-    fake: FakeScheduler,
-    monkeypatch: pytest.MonkeyPatch,
+    refusal: str,
 ) -> None:
     alice, _, _, project = await physics(session)
     actor = await as_actor(session, alice)
+    error, fields, raw, kept = REFUSALS[refusal]
     accept = fake.submit
 
     async def refuse(spec: object, as_user: str) -> str:
-        raise SubmitRejected(RejectKind.INVALID_QOS, "No such QOS.", "Invalid qos specification")
+        raise error()
 
     monkeypatch.setattr(fake, "submit", refuse)
-    with pytest.raises(ValidationFailed):
+    with pytest.raises(ValidationFailed) as caught:
         await jobs.submit(actor, request_for(project), idempotency_key="form-1")
+    # Shown as a refused check is: plain words per field, Slurm's own beside them.
+    assert (caught.value.fields, caught.value.raw) == (fields, raw)
     monkeypatch.setattr(fake, "submit", accept)
     corrected = await jobs.submit(actor, request_for(project), idempotency_key="form-1")
     assert (corrected.state, corrected.slurm_job_id) == ("pending", "1000")
-    states = await session.scalars(select(Job.state).order_by(Job.id))
-    assert list(states) == ["submit_failed", "pending"]
+    rows = await session.execute(select(Job.state, Job.submit_error).order_by(Job.id))
+    assert [tuple(row) for row in rows] == [("submit_failed", kept), ("pending", None)]
 
 
-async def test_a_folder_the_user_cannot_make_is_refused_at_submission(
+async def test_a_submission_that_never_reached_the_cluster_is_settled_at_once(
     session: AsyncSession,
     jobs: service.JobService,
     fake: FakeScheduler,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     alice, _, _, project = await physics(session)
-    problem = ("stdout", "directory /scratch/x cannot be created or is not writable")
 
-    async def no_folder(spec: object, as_user: str) -> str:
-        raise PreflightFailed([problem])
+    async def unreachable(spec: object, as_user: str) -> str:
+        raise NotSent("cannot reach login1: connection refused")
 
-    monkeypatch.setattr(fake, "submit", no_folder)
-    with pytest.raises(ValidationFailed) as caught:
-        await jobs.submit(await as_actor(session, alice), request_for(project))
-    assert caught.value.fields == dict([problem])
+    monkeypatch.setattr(fake, "submit", unreachable)
+    with pytest.raises(ServiceUnavailable):
+        await jobs.submit(await as_actor(session, alice), request_for(project), "form-2")
     row = await session.scalar(select(Job))
-    assert row is not None and row.state == "submit_failed"
-    assert row.submit_error == problem[1]
+    assert row is not None
+    # Not left "submitting" for the poller to search for: nothing was sent.
+    assert (row.state, row.submit_error, row.idempotency_key) == (
+        "submit_failed",
+        "the cluster could not be reached, so nothing was submitted",
+        None,
+    )
 
 
 async def test_non_member_cannot_submit(session: AsyncSession, jobs: service.JobService) -> None:
