@@ -17,10 +17,7 @@ import asyncio
 import hashlib
 import logging
 import os
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -28,18 +25,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+from portal_process import CLUSTER, CLUSTERS_FILE, alice_with_token, served
 
-from app.db import create_engine, create_sessionmaker, migrate_to_head, unit_of_work
-from app.models import User, UserClusterAccount
+from app.db import migrate_to_head
 from app.scheduler.config import ClusterConfig, load_clusters
 from app.scheduler.slurm.ssh import UserCertificates
-from app.tokens import service as tokens
-from app.users.actor import Actor
 
-CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
-CLUSTER = "testcluster"
 PART = 8 << 20
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _random_file(path: Path, size: int) -> str:
@@ -50,51 +42,6 @@ def _random_file(path: Path, size: int) -> str:
             digest.update(piece)
             handle.write(piece)
     return digest.hexdigest()
-
-
-async def _token(database_url: str) -> str:
-    engine = create_engine(database_url)
-    async with unit_of_work(create_sessionmaker(engine)) as session:
-        user = User(login="alice", display_name="Alice")
-        user.cluster_accounts.append(UserClusterAccount(cluster=CLUSTER, username="alice"))
-        session.add(user)
-        await session.flush()
-        actor = Actor(user_id=user.id, login="alice")
-        created = await tokens.create_token(
-            session, actor, name="bench", scopes=("submit",), lifetime_days=1
-        )
-    await engine.dispose()
-    return created.secret
-
-
-def _serve(database_url: str, port: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "PORTAL_ENV": "dev",
-        "PORTAL_DATABASE_URL": database_url,
-        "PORTAL_CLUSTERS_FILE": CLUSTERS_FILE,
-        "PORTAL_RUN_POLLER_IN_WEB": "false",
-    }
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
-    argv += ["--port", str(port), "--log-level", "warning"]
-    # Its own session, so its helper processes end with it (see _stop).
-    quiet = subprocess.DEVNULL
-    server = subprocess.Popen(
-        argv, env=env, cwd=ROOT, stdout=quiet, stderr=quiet, start_new_session=True
-    )
-    for _ in range(200):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/signin", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    _stop(server)
-    raise RuntimeError("the portal did not start")
-
-
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    server.wait()
 
 
 async def _parts(path: Path) -> AsyncIterator[bytes]:
@@ -187,17 +134,11 @@ async def run(megabytes: int, rounds: int) -> None:
         work = Path(temporary)
         database_url = f"sqlite+aiosqlite:///{work / 'bench.db'}"
         migrate_to_head(database_url)
-        token = await _token(database_url)
+        token, _no_project = await alice_with_token(database_url)
         source = work / "bench.bin"
         checksum = _random_file(source, size)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        server = _serve(database_url, port)
-        try:
+        with served(database_url) as port:
             portal = await _portal_rounds(port, token, source, checksum, rounds)
-        finally:
-            _stop(server)
         plain = _sftp_rounds(config, work, source, checksum, rounds)
     _report(size, portal, plain)
 

@@ -20,75 +20,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
-import signal
-import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
+from portal_process import alice_with_token, served
 
-from app.db import create_engine, create_sessionmaker, migrate_to_head, unit_of_work
-from app.models import Membership, Project, User, UserClusterAccount
-from app.tokens import service as tokens
-from app.users.actor import Actor
+from app.db import migrate_to_head
 
-CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
-CLUSTER = "testcluster"
-ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "#!/bin/bash\n#SBATCH --hold\ntrue\n"
 RAW = ["runuser", "-u", "alice", "--", "sbatch", "--parsable", "--account=physics"]
 RAW += ["--output=/dev/null", "--job-name=bench", "--chdir=/tmp"]
 
 Submit = Callable[[], Awaitable[str]]
-
-
-async def _world(database_url: str) -> tuple[str, int]:
-    """alice in physics with a submit token: (token, project id)."""
-    engine = create_engine(database_url)
-    async with unit_of_work(create_sessionmaker(engine)) as session:
-        project = Project(name="Physics", slurm_account="physics", cluster=CLUSTER)
-        user = User(login="alice", display_name="Alice")
-        user.cluster_accounts.append(UserClusterAccount(cluster=CLUSTER, username="alice"))
-        session.add_all([project, user])
-        await session.flush()
-        session.add(Membership(user_id=user.id, project_id=project.id, role="member"))
-        actor = Actor(user_id=user.id, login="alice")
-        created = await tokens.create_token(
-            session, actor, name="bench", scopes=("submit",), lifetime_days=1
-        )
-        project_id = project.id
-    await engine.dispose()
-    return created.secret, project_id
-
-
-def _serve(database_url: str, port: int) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "PORTAL_ENV": "dev",
-        "PORTAL_DATABASE_URL": database_url,
-        "PORTAL_CLUSTERS_FILE": CLUSTERS_FILE,
-        "PORTAL_RUN_POLLER_IN_WEB": "false",
-    }
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
-    argv += ["--port", str(port), "--log-level", "warning"]
-    quiet = subprocess.DEVNULL
-    server = subprocess.Popen(
-        argv, env=env, cwd=ROOT, stdout=quiet, stderr=quiet, start_new_session=True
-    )
-    for _ in range(200):
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    os.killpg(server.pid, signal.SIGTERM)
-    raise RuntimeError("the portal did not start")
 
 
 def _api_submit(client: httpx.AsyncClient, project_id: int) -> Submit:
@@ -185,16 +133,9 @@ async def run(jobs: int, clients: int) -> None:
     with tempfile.TemporaryDirectory() as temporary:
         database_url = f"sqlite+aiosqlite:///{Path(temporary) / 'bench.db'}"
         migrate_to_head(database_url)
-        token, project_id = await _world(database_url)
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        server = _serve(database_url, port)
-        try:
+        token, project_id = await alice_with_token(database_url, account="physics")
+        with served(database_url) as port:
             await _measure(port, token, project_id, jobs, clients)
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait()
 
 
 def main() -> None:
