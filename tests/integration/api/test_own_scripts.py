@@ -219,8 +219,15 @@ async def test_a_script_from_another_cluster_is_refused_with_the_choices_and_slu
     assert response.status_code == 422, response.text
     refusal = response.json()
     assert refusal["fields"][field] == words
-    if raw is not None:
-        assert raw in refusal["raw"]  # sbatch --test-only's own line
+    if raw is None:
+        return
+    assert raw in refusal["raw"]  # sbatch's own line, from the submission itself
+    # The attempt sbatch refused stays listed, with the plain reason; nothing else is written.
+    # (carol's jobs of earlier tests that Slurm still reports are adopted as outside jobs.)
+    listed = await on_cluster.client.get("/api/v1/jobs", headers=on_cluster.headers)
+    items = listed.json()["items"]
+    kept = [(job["state"], job["submit_error"]) for job in items if not job["submitted_outside"]]
+    assert kept == [("submit_failed", words)]
 
 
 @pytest.mark.slurm
