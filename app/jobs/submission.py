@@ -214,7 +214,7 @@ async def record_rejection(
             job.id,
             states.SUBMITTING,
             states.SUBMIT_FAILED,
-            reason=message[:255],
+            reason=message,
             source="submit",
         )
 

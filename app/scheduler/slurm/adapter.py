@@ -84,7 +84,7 @@ class SlurmAdapter:
         folders = _folders(spec, as_user)
         rest = self.rest_jobs
         if rest is not None and (not spec.args or await rest.takes_script_args()):
-            if problems := await self._directory_problems(spec, as_user):
+            if problems := await self._make_folders(folders, as_user):
                 raise PreflightFailed(problems)
             return await rest.submit(spec, as_user)
         argv = commands.submit_argv(spec, list(folders))
@@ -197,7 +197,9 @@ class SlurmAdapter:
         return parsing.parse_gres(result.text)
 
     async def _directory_problems(self, spec: JobSpec, user: str) -> list[tuple[str, str]]:
-        folders = _folders(spec, user)
+        return await self._make_folders(_folders(spec, user), user)
+
+    async def _make_folders(self, folders: dict[str, str], user: str) -> list[tuple[str, str]]:
         if not folders:
             return []
         result = await self.ssh.run(commands.ensure_dirs_argv(list(folders)), as_user=user)

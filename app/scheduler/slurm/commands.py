@@ -293,23 +293,13 @@ def read_chunk_argv(path: str, offset: int, limit: int) -> list[str]:
     return ["sh", "-c", _READ_SCRIPT, "sh", path, str(offset), str(limit)]
 
 
-_MKDIR_SCRIPT = (
-    'for d; do mkdir -p -- "$d" 2>/dev/null && test -w "$d" || printf "%s\\n" "$d"; done'
-)
-
-
-def ensure_dirs_argv(directories: Sequence[str]) -> list[str]:
-    """argv creating directories; prints each one that is missing or not writable."""
-    return ["sh", "-c", _MKDIR_SCRIPT, "sh", *directories]
-
-
-# The exit status of submit_argv's program when a folder could not be made; sbatch and env
-# never exit with it (sbatch: 0 or 1; env: 125-127).
+# The exit status of make_folders_then's program when a folder could not be made; sbatch,
+# env and true never exit with it (sbatch: 0 or 1; env: 125-127).
 FOLDERS_REFUSED = 97
 
 # A constant script: the first parameter counts the folders that follow it (a count, not a
 # separator, so no folder name can end the list early); the rest is the command, run only
-# once every folder exists and is writable, with the script still waiting on stdin.
+# once every folder exists and is writable, with stdin still unread for it.
 _MKDIR_THEN_RUN_SCRIPT = (
     'n=$1; shift; bad=0; while [ "$n" -gt 0 ]; do '
     'mkdir -p -- "$1" 2>/dev/null && test -w "$1" || { printf "%s\\n" "$1"; bad=1; }; '
@@ -317,16 +307,29 @@ _MKDIR_THEN_RUN_SCRIPT = (
 )
 
 
+def make_folders_then(directories: Sequence[str], command: Sequence[str]) -> list[str]:
+    """argv making ``directories`` as the user, then running ``command``.
+
+    Prints each folder that is missing or not writable and exits FOLDERS_REFUSED without
+    running ``command``.
+    """
+    if not directories:
+        return list(command)
+    program = ["sh", "-c", _MKDIR_THEN_RUN_SCRIPT, "sh", str(len(directories))]
+    return [*program, *directories, *command]
+
+
+def ensure_dirs_argv(directories: Sequence[str]) -> list[str]:
+    """argv creating directories; prints each one that is missing or not writable."""
+    return make_folders_then(directories, ["true"])
+
+
 def submit_argv(spec: JobSpec, directories: Sequence[str]) -> list[str]:
     """argv making ``directories`` as the user, then submitting: one round trip, not two.
 
-    Prints each folder that is missing or not writable and exits FOLDERS_REFUSED without
-    running sbatch; otherwise it becomes ``sbatch_argv(spec)``, reading the script on stdin.
+    The program becomes ``sbatch_argv(spec)``, reading the script on stdin.
     """
-    if not directories:
-        return sbatch_argv(spec)
-    program = ["sh", "-c", _MKDIR_THEN_RUN_SCRIPT, "sh", str(len(directories))]
-    return [*program, *directories, *sbatch_argv(spec)]
+    return make_folders_then(directories, sbatch_argv(spec))
 
 
 def disk_usage_argv(command: Sequence[str], user: str) -> list[str]:

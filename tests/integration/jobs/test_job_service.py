@@ -118,6 +118,17 @@ async def test_concurrent_retries_with_one_key_submit_once(
     assert await session.scalar(select(func.count()).select_from(Job)) == 1
 
 
+def submits_raising(
+    monkeypatch: pytest.MonkeyPatch, fake: FakeScheduler, error: Callable[[], Exception]
+) -> None:
+    """From now on the scheduler's submit raises a fresh ``error()``."""
+
+    async def refuse(spec: object, as_user: str) -> str:
+        raise error()
+
+    monkeypatch.setattr(fake, "submit", refuse)
+
+
 FOLDER = ("stdout", "directory /scratch/x cannot be created or is not writable")
 REFUSALS: dict[str, tuple[Callable[[], Exception], dict[str, str], str | None, str]] = {
     # what the adapter raises, the fields and Slurm's words shown, the reason the row keeps
@@ -143,11 +154,7 @@ async def test_a_refusal_at_submission_is_kept_shown_like_a_check_and_frees_its_
     actor = await as_actor(session, alice)
     error, fields, raw, kept = REFUSALS[refusal]
     accept = fake.submit
-
-    async def refuse(spec: object, as_user: str) -> str:
-        raise error()
-
-    monkeypatch.setattr(fake, "submit", refuse)
+    submits_raising(monkeypatch, fake, error)
     with pytest.raises(ValidationFailed) as caught:
         await jobs.submit(actor, request_for(project), idempotency_key="form-1")
     # Shown as a refused check is: plain words per field, Slurm's own beside them.
@@ -166,11 +173,7 @@ async def test_a_submission_that_never_reached_the_cluster_is_settled_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     alice, _, _, project = await physics(session)
-
-    async def unreachable(spec: object, as_user: str) -> str:
-        raise NotSent("cannot reach login1: connection refused")
-
-    monkeypatch.setattr(fake, "submit", unreachable)
+    submits_raising(monkeypatch, fake, lambda: NotSent("cannot reach login1: connection refused"))
     with pytest.raises(ServiceUnavailable):
         await jobs.submit(await as_actor(session, alice), request_for(project), "form-2")
     row = await session.scalar(select(Job))
