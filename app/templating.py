@@ -7,11 +7,14 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from fastapi import Request
 from fastapi.responses import Response
+from jinja2 import pass_context
 from jinja2_fragments.fastapi import Jinja2Blocks
 from markupsafe import Markup
+from starlette.datastructures import URL, URLPath
 
 from app import i18n
 from app.job_templates.values import DURATION_READING
@@ -34,9 +37,40 @@ def local_time(moment: datetime | None, *, seconds: bool = True) -> Markup:
     shown = utc.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M") + " UTC"
     stamp = utc.isoformat(timespec="seconds").replace("+00:00", "Z")
     precision = "second" if seconds else "minute"
-    return Markup('<time datetime="{}" title="{}" data-local-time="{}">{}</time>').format(
-        stamp, shown, precision, shown
+    # Digits, dashes, colons and letters from strftime and isoformat only: nothing to escape,
+    # so no Markup.format (a job list calls this for every row).
+    return Markup(  # noqa: S704
+        f'<time datetime="{stamp}" title="{shown}" data-local-time="{precision}">{shown}</time>'
     )
+
+
+@pass_context
+def _url_for(context: Any, name: str, /, **path_params: Any) -> URL:
+    """Starlette's ``url_for`` with the route lookup remembered per application: finding a
+    route by name walks every router, and a page asks for the same few (its static files,
+    the navigation) on every request. Routes do not change once the application is built;
+    the host part still comes from each request."""
+    request: Request = context["request"]
+    provider = request.scope.get("router") or request.scope["app"]
+    known = _URL_PATHS.setdefault(request.scope["app"], {})
+    key = (name, tuple(sorted(path_params.items())))
+    path: URLPath | None
+    try:
+        path = known.get(key)
+    except TypeError:  # a parameter that cannot be a key: looked up every time
+        path = provider.url_path_for(name, **path_params)
+        return path.make_absolute_url(base_url=request.base_url)
+    if path is None:
+        path = provider.url_path_for(name, **path_params)
+        if len(known) < _URL_PATHS_KEPT:
+            known[key] = path
+    return path.make_absolute_url(base_url=request.base_url)
+
+
+_RouteKey = tuple[str, tuple[tuple[str, Any], ...]]
+# Per application (tests build many), the path of each (route name, parameters) found.
+_URL_PATHS: WeakKeyDictionary[Any, dict[_RouteKey, URLPath]] = WeakKeyDictionary()
+_URL_PATHS_KEPT = 1024
 
 
 def _template_gettext(message: str) -> str:
@@ -59,6 +93,7 @@ def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates.env.globals["site_name"] = "HPC Portal"
     templates.env.globals["duration_reading"] = DURATION_READING
     templates.env.filters["local_time"] = local_time
+    templates.env.globals["url_for"] = _url_for
     return templates
 
 

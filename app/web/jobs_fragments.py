@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
 from markupsafe import Markup
 
-from app.i18n import _, ngettext
+from app.i18n import _, current_locale, ngettext
 from app.jobs import states
 from app.jobs.end_causes import (
     ending,
@@ -42,7 +44,14 @@ _TONES = {
 }
 
 
-def _state_labels() -> dict[str, str]:
+def _state_labels() -> Mapping[str, str]:
+    return _state_labels_in(current_locale())
+
+
+@cache
+def _state_labels_in(locale: str) -> Mapping[str, str]:
+    """The labels in ``locale`` (the current one when called), worked out once per language:
+    a job list asks for one per row."""
     return {
         "submitting": _("Submitting"),
         "submit_failed": _("Submission failed"),
