@@ -57,7 +57,8 @@ async def get_cluster_username(session: AsyncSession, user_id: int, cluster: str
 
 
 async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) -> list[Row[Any]]:
-    """Active jobs plus every task row of an active array, with only the deciding columns.
+    """Active jobs plus every task row of an active array, with only the deciding columns
+    (in this order: the poller unpacks them by position).
 
     Finished tasks are included so that a task Slurm still lists is not created twice.
     """
@@ -87,6 +88,13 @@ async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) ->
         .order_by(Job.id)
     )
     return list(await session.execute(query))
+
+
+async def mark_seen(session: AsyncSession, job_ids: Sequence[int], moment: datetime) -> None:
+    """``last_seen_at`` of many rows at once, without loading them."""
+    for start in range(0, len(job_ids), 5000):
+        chunk = job_ids[start : start + 5000]
+        await session.execute(update(Job).where(Job.id.in_(chunk)).values(last_seen_at=moment))
 
 
 async def list_by_ids(session: AsyncSession, job_ids: Sequence[int]) -> list[Job]:

@@ -173,26 +173,31 @@ def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
 PROGRESSING_STATES = frozenset({states.RUNNING, "completing", "suspended"})
 
 
-def is_worth_writing(job: TrackedJob, target: str, info: JobInfo, now: datetime) -> bool:
-    """Skip rewriting unchanged rows: thousands of idle pending jobs would cost every cycle.
-
-    Slurm's start estimate for a pending job is news the job's pages show, so a new or moved
-    estimate is written from the cycle that reads it rather than at the next refresh.
+def is_news(job: TrackedJob, target: str, info: JobInfo, now: datetime) -> bool:
+    """Whether a record says more than "still there": a new state or reason, progress, or
+    a new or moved start estimate (news the job's pages show from the cycle that reads it).
     """
     if target != job.state or (info.reason or "")[:255] != (job.reason or ""):
         return True
-    if target in PROGRESSING_STATES or expected_start(info, now) != job.expected_start_at:
-        return True
-    seen = job.last_seen_at or job.created_at
-    return now - seen >= LAST_SEEN_REFRESH
+    return target in PROGRESSING_STATES or expected_start(info, now) != job.expected_start_at
 
 
 def move(job: TrackedJob, info: JobInfo, now: datetime) -> Transition | None:
-    """The transition a scheduler record implies for ``job``, if any."""
+    """The transition a scheduler record implies for ``job``, if any.
+
+    An unchanged job is only marked as seen, once a minute: thousands of idle pending jobs
+    would otherwise cost a full row write each every cycle. The mark alone is written in bulk
+    (store.apply_transitions), since a large queue holds a hundred thousand of them.
+    """
     target = states.portal_state(info.state)
-    if states.is_regression(job.state, target) or not is_worth_writing(job, target, info, now):
+    if states.is_regression(job.state, target):
         return None
-    return Transition(job.id, job.state, target, info.reason, observed_changes(info, now))
+    if is_news(job, target, info, now):
+        return Transition(job.id, job.state, target, info.reason, observed_changes(info, now))
+    seen = job.last_seen_at or job.created_at
+    if now - seen < LAST_SEEN_REFRESH:
+        return None
+    return Transition(job.id, job.state, target, info.reason, {"last_seen_at": now})
 
 
 def _missing(job: TrackedJob, now: datetime, grace: Grace) -> Transition | None:

@@ -66,6 +66,7 @@ class SlurmAdapter:
         self.rest_jobs = RestJobs(rest) if rest is not None else None
         # Files travel over SFTP on the same pooled connections as the user's commands.
         self.files = SftpFiles(ssh, config.browse_roots)
+        self._queue_reader = parsing.SqueueReader()
         # Preflight reuses these briefly: two of its four SSH round trips per submission.
         self._associations: TtlCache[str, list[Association]] = TtlCache(preflight_cache_seconds)
         self._partitions: TtlCache[str, list[PartitionInfo]] = TtlCache(preflight_cache_seconds)
@@ -227,7 +228,7 @@ class SlurmAdapter:
         result = await self.ssh.run(commands.squeue_argv())
         if result.exit_status != 0:
             raise SchedulerUnavailable(f"squeue failed: {result.stderr.strip()}")
-        return parsing.parse_squeue(result.text)
+        return self._queue_reader.parse(result.text)
 
     async def accounting(
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None

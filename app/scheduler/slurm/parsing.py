@@ -6,6 +6,7 @@ Slurm prints ``Unknown``/``None``/``N/A`` for absent values; they all become Non
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 
@@ -140,6 +141,8 @@ def expand_output_path(
     """
     if is_absent(pattern) or pattern is None:
         return None
+    if "%" not in pattern:  # most paths: nothing to expand, and a queue has 100,000 of them
+        return pattern
     is_single_task = array_task_id is not None and array_task_id.isdigit()
     if array_task_id is not None:  # a task, or the pending rest of an array: each its own
         raw_id = raw_job_id if is_single_task else None
@@ -164,12 +167,16 @@ def expand_output_path(
 
 def _split_rows(text: str, width: int) -> Iterable[list[str]]:
     for line in text.splitlines():
-        if not line.strip():
-            continue
-        cells = line.split(SEP)
-        if len(cells) != width:
-            raise ValueError(f"expected {width} fields, got {len(cells)}: {line[:120]!r}")
-        yield [cell.strip() for cell in cells]
+        if line.strip():
+            yield _cells(line, width)
+
+
+def _cells(line: str, width: int) -> list[str]:
+    cells = line.split(SEP)
+    if len(cells) != width:
+        raise ValueError(f"expected {width} fields, got {len(cells)}: {line[:120]!r}")
+    # One string per value: a large queue repeats a few (states, users, "N/A") 10^5 times.
+    return [sys.intern(cell.strip()) for cell in cells]
 
 
 def _none(value: str) -> str | None:
@@ -186,7 +193,31 @@ def parse_squeue(text: str) -> list[JobInfo]:
     return [_squeue_job(dict(zip(keys, row, strict=True))) for row in _split_rows(text, len(keys))]
 
 
-def _squeue_job(row: Mapping[str, str]) -> JobInfo:
+class SqueueReader:
+    """``parse_squeue`` for a poller reading the same queue every few seconds. A record is
+    a function of its line alone, and most lines of a large queue (jobs waiting unchanged)
+    are as at the last read: their records are reused, only new or changed lines parsed."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, JobInfo] = {}
+
+    def parse(self, text: str) -> list[JobInfo]:
+        keys = [key for key, _ in SQUEUE_FIELDS]
+        last = self._last
+        read: dict[str, JobInfo] = {}
+        records: list[JobInfo] = []
+        for line in text.splitlines():
+            if line.strip():
+                info = last.get(line) or read.get(line)
+                if info is None:
+                    info = _squeue_job(dict(zip(keys, _cells(line, len(keys)), strict=True)))
+                read[line] = info
+                records.append(info)
+        self._last = read
+        return records
+
+
+def _squeue_job(row: dict[str, str]) -> JobInfo:  # keeps ``row`` (a new dict) as native
     job_id = row["job_id"]
     array_job_id, array_task_id = split_array_id(job_id)
     reason = _none(row["reason"])
@@ -222,7 +253,7 @@ def _squeue_job(row: Mapping[str, str]) -> JobInfo:
         # Without --error, stderr goes to the output file: 22.05 prints that path again,
         # 23.02 and later print "(null)".
         stderr_path=_expand(row["stderr"], names, array_job_id, array_task_id) or stdout_path,
-        native=dict(row),
+        native=row,
     )
 
 

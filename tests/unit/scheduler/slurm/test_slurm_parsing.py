@@ -237,3 +237,17 @@ def test_gres_by_partition_with_types_counts_and_socket_lists() -> None:
         "long": {("gpu", "a100"), ("gpu", "v100"), ("mps", "")},
         "cpu": set(),
     }
+
+
+def test_squeue_reader_reuses_the_records_of_unchanged_lines(recorded) -> None:
+    active, finished = recorded.text("squeue-active.txt"), recorded.text("squeue-finished.txt")
+    reader = parsing.SqueueReader()
+    first = reader.parse(active)
+    assert first == parsing.parse_squeue(active)
+    again = reader.parse(active)
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))
+    later = reader.parse(finished)
+    assert later == parsing.parse_squeue(finished)
+    unchanged = set(active.splitlines()) & set(finished.splitlines())
+    reused = [info for info in later if any(info is old for old in first)]
+    assert len(reused) == len([line for line in unchanged if line.strip()])
