@@ -1,13 +1,16 @@
-"""Server time of the job history and job detail pages over 1,000,000 jobs in PostgreSQL.
+"""Server time of the job history and job detail pages over millions of jobs in PostgreSQL.
 
-    .venv/bin/python bench/bench_pages.py [--jobs 1000000] [--requests 200]
+    .venv/bin/python bench/bench_pages.py [--jobs 10000000] [--requests 200] [--reuse]
 
 Builds (or reuses, with --reuse) the database ``hpcportal_bench`` on the PostgreSQL server
 of ``PORTAL_TEST_PG_URL``: 50 users in 10 projects, the jobs bulk-loaded with COPY (about 1 %
 still active, 1,000 array jobs of 10 tasks, three state events for the newest 200,000 jobs).
 Then it signs in as one user and times requests made in-process through ASGI, so the figures
 are the server's own time (routing, authentication, queries, rendering), not the network's.
-Prints p50/p95/max per page; the target is p95 < 100 ms.
+Prints p50/p95/max per page, and first the API tokens page (same layout, reads no job) as
+the baseline of the same run: sign-in, middleware and rendering without the job queries. The
+target is p95 < 50 ms. The default 1,000,000 jobs load in minutes; 10,000,000 in about
+half an hour.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from app.security import hash_password
 
 USERS, PROJECTS, ARRAYS, TASKS = 50, 10, 1000, 10
 EVENTS_FOR_NEWEST = 200_000
+TARGET_MS = 50
 PASSWORD = "bench-password"
 FINAL = (
     ["completed"] * 80
@@ -164,7 +168,7 @@ async def _time(client: httpx.AsyncClient, url: str, count: int) -> list[float]:
 def _report(name: str, samples: list[float]) -> None:
     ordered = sorted(samples)
     p95 = ordered[int(len(ordered) * 0.95) - 1]
-    verdict = "ok" if p95 < 100 else "OVER TARGET"
+    verdict = "ok" if p95 < TARGET_MS else "OVER TARGET"
     print(
         f"{name:<34} p50 {statistics.median(ordered):6.1f} ms  p95 {p95:6.1f} ms"
         f"  max {ordered[-1]:6.1f} ms  ({verdict})"
@@ -185,6 +189,7 @@ async def _measure(total: int, count: int) -> None:
             deep = total // 2
             detail = await _visible_job(settings.database_url, total)
             pages = {
+                "baseline: tokens page, no job read": "/settings/tokens",
                 "history, first page": "/jobs",
                 "history, filtered (failed+project)": "/jobs?state=failed&project=1",
                 f"history, deep keyset (before={deep})": f"/jobs?before={deep}",

@@ -1,4 +1,4 @@
-"""A job Slurm still lists unchanged is only marked as seen, in bulk; news is written in full."""
+"""What a poll cycle writes for jobs Slurm lists unchanged, and for none when it cannot ask."""
 
 from __future__ import annotations
 
@@ -69,3 +69,23 @@ async def test_unchanged_jobs_get_only_a_seen_mark_and_changed_ones_their_news(
         untouched = await session.get(Job, recent.id)
         assert untouched is not None and untouched.last_seen_at == just_now
         assert await session.scalar(select(func.count()).select_from(JobEvent)) == 0
+
+
+async def test_an_unreachable_queue_changes_no_job_and_still_counts_the_tracked_rows(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessionmaker() as session:
+        owner = await make_user(session, "alice")
+        project = await make_project(session, "Physics", slurm_account="physics")
+        job = await make_job(session, owner, project, slurm_job_id="7", state="running")
+        await session.commit()
+    fake = FakeScheduler()
+    fake.is_up = False
+
+    result = await poll_cluster_once(sessionmaker, CLUSTER, fake, now=NOW)
+
+    assert (result.is_ok, result.tracked, result.calls, result.transitions) == (False, 1, 1, 0)
+    assert result.error is not None and result.error.startswith("SchedulerUnavailable")
+    async with sessionmaker() as session:
+        row = await session.get(Job, job.id)
+        assert row is not None and (row.state, row.last_seen_at) == ("running", None)
