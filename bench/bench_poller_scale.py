@@ -44,9 +44,16 @@ ROUNDS, PER_ROUND = 6, 20
 def submit_held(count: int) -> list[str]:
     """``count`` held jobs as alice, from LOOPS sbatch loops side by side; their ids."""
     share = [count // LOOPS + (1 if i < count % LOOPS else 0) for i in range(LOOPS)]
+    # slurmctld may time a client out while it purges jobs of an earlier run: try again
+    # (a timed-out submission may have been queued all the same; the poller then records
+    # that one as submitted outside the portal).
+    sbatch = (
+        "sbatch --parsable --hold --account=physics --chdir=/tmp --output=/dev/null "
+        f"--job-name={NAME} --wrap=true"
+    )
     loop = (
-        "for i in $(seq {n}); do sbatch --parsable --hold --account=physics --chdir=/tmp "
-        f"--output=/dev/null --job-name={NAME} --wrap=true || exit 1; done"
+        "for i in $(seq {n}); do t=0; until " + sbatch + "; do t=$((t+1)); "
+        "[ $t -lt 10 ] || exit 1; sleep 2; done; done"
     )
     shells = [
         subprocess.Popen(
@@ -233,7 +240,16 @@ def main() -> None:
             poller.wait(timeout=60)
         report(watch, args.jobs, args.poll_interval, squeue)
     finally:
-        subprocess.run(["scancel", f"--name={NAME}"], check=False)
+        cancel_all()
+
+
+def cancel_all() -> None:
+    """scancel may time out too while slurmctld is busy: the jobs must not stay queued."""
+    for _ in range(10):
+        if subprocess.run(["scancel", f"--name={NAME}"], check=False).returncode == 0:
+            return
+        time.sleep(3)
+    print(f"could not cancel the jobs named {NAME}: scancel --name={NAME}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -92,11 +92,26 @@ def _out_of_time(job: Job) -> str:
     )
 
 
+def _not_sent() -> dict[str, str]:
+    """Submissions that never reached Slurm: nothing refused them, so they say so."""
+    return {
+        event_notes.NOT_SENT: _(
+            "Not submitted: the cluster could not be reached, so nothing was sent to Slurm. "
+            "Submit it again once the cluster answers."
+        ),
+        event_notes.NOT_ACTING_AS: _(
+            "Not submitted: the portal does not act as a service or system account."
+        ),
+    }
+
+
 def _refused(job: Job) -> Ending:
     """A submission the cluster refused, with Slurm's words when it gave any."""
     said = job.submit_error
     if not said:
         return Ending(EndCause.SUBMIT_FAILED, _("The cluster refused it: no reason given"))
+    if said in _not_sent():
+        return Ending(EndCause.SUBMIT_FAILED, _not_sent()[said])
     note = event_notes.portal_note(said)
     reason = said if note is None else note
     explanation = _("The cluster refused it: %(reason)s", reason=reason)

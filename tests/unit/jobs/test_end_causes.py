@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.i18n import use_locale
+from app.jobs import event_notes
 from app.jobs.end_causes import EndCause, ending
 from app.models import Job
 
@@ -53,3 +55,28 @@ def test_each_ending_has_its_cause_and_sentence(
 
 def test_a_running_job_has_no_ending() -> None:
     assert ending(job(state="running")) is None
+
+
+@pytest.mark.parametrize(
+    ("note", "sentence"),
+    [
+        (
+            event_notes.NOT_SENT,
+            "Not submitted: the cluster could not be reached, so nothing was sent to Slurm. "
+            "Submit it again once the cluster answers.",
+        ),
+        (
+            event_notes.NOT_ACTING_AS,
+            "Not submitted: the portal does not act as a service or system account.",
+        ),
+    ],
+)
+def test_a_submission_that_never_reached_slurm_does_not_say_the_cluster_refused_it(
+    note: str, sentence: str
+) -> None:
+    found = ending(job(state="submit_failed", submit_error=note))
+    assert found is not None and found.cause is EndCause.SUBMIT_FAILED
+    assert (found.explanation, found.slurm_words) == (sentence, None)
+    with use_locale("fr"):
+        french = ending(job(state="submit_failed", submit_error=note))
+    assert french is not None and french.explanation.startswith("Non soumis : ")
