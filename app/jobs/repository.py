@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Row, Select, case, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.jobs.states import ACTIVE_STATES, TERMINAL_STATES
 from app.models import (
@@ -207,21 +208,25 @@ def add_event(
     )
 
 
-async def attach_slurm_id(
-    session: AsyncSession, job_id: int, slurm_job_id: str, state: str
-) -> str | None:
-    """Record the Slurm id unless one is already recorded; returns the state it replaced.
+async def attach_slurm_id(session: AsyncSession, job: Job, slurm_job_id: str, state: str) -> bool:
+    """Record the Slurm id on ``job``, loaded in ``session``, unless one is already recorded.
 
     Conditional, so a submitter and the poller racing to attach the same job cannot both win.
+    When it wins, ``job`` shows the row as saved without reading it again.
     """
-    current = await session.scalar(select(Job.state).where(Job.id == job_id))
-    result = await session.execute(
+    saved_at = await session.scalar(
         update(Job)
-        .where(Job.id == job_id, Job.slurm_job_id.is_(None))
+        .where(Job.id == job.id, Job.slurm_job_id.is_(None))
         .values(slurm_job_id=slurm_job_id, state=state, submit_error=None)
+        .returning(Job.updated_at)
         .execution_options(synchronize_session=False)
     )
-    return current if getattr(result, "rowcount", 0) == 1 else None
+    if saved_at is None:
+        return False
+    saved = {"slurm_job_id": slurm_job_id, "state": state, "submit_error": None}
+    for column, value in (saved | {"updated_at": saved_at}).items():
+        set_committed_value(job, column, value)
+    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -224,14 +224,19 @@ async def record_submission(
 ) -> Job | None:
     """Phase (c): attach the Slurm id, unless the poller already did; returns the row as saved."""
     async with unit_of_work(sessionmaker) as session:
-        replaced = await repository.attach_slurm_id(session, job_id, slurm_job_id, states.PENDING)
-        if replaced is not None:
-            repository.add_event(
-                session,
-                job_id,
-                replaced,
-                states.PENDING,
-                reason=event_notes.submitted_as(slurm_job_id),
-                source="submit",
-            )
-        return await repository.get_by_id(session, job_id)
+        job = await repository.get_by_id(session, job_id)
+        if job is None:
+            return None
+        replaced = job.state
+        if not await repository.attach_slurm_id(session, job, slurm_job_id, states.PENDING):
+            await session.refresh(job)  # the poller attached it first: its version
+            return job
+        repository.add_event(
+            session,
+            job_id,
+            replaced,
+            states.PENDING,
+            reason=event_notes.submitted_as(slurm_job_id),
+            source="submit",
+        )
+        return job

@@ -239,6 +239,47 @@ async def test_lost_phase_c_write_is_repaired_by_the_next_poll(
     assert len(fake.jobs) == 1
 
 
+async def test_a_submission_returns_its_row_as_saved_with_one_submitted_event(
+    session: AsyncSession, jobs: service.JobService
+) -> None:
+    alice, _, _, project = await physics(session)
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
+    saved = await session.get(Job, job.id)
+    assert saved is not None
+    assert (job.state, job.slurm_job_id, job.submit_error, job.updated_at) == (
+        saved.state,
+        saved.slurm_job_id,
+        saved.submit_error,
+        saved.updated_at,
+    )
+    assert (saved.state, saved.slurm_job_id) == ("pending", "1000")
+    reasons = await session.scalars(select(JobEvent.reason).where(JobEvent.job_id == job.id))
+    assert list(reasons).count("submitted as Slurm job 1000") == 1
+
+
+async def test_when_the_poller_attaches_the_job_first_the_submission_returns_the_pollers_row(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    session: AsyncSession,
+    jobs: service.JobService,
+    fake: FakeScheduler,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice, _, _, project = await physics(session)
+    submit = fake.submit
+
+    async def submit_then_poll(*args: object) -> str:
+        slurm_job_id = await submit(*args)  # type: ignore[arg-type]
+        await poll_cluster_once(sessionmaker, CLUSTER, fake, grace=NO_WAIT)
+        return slurm_job_id
+
+    monkeypatch.setattr(fake, "submit", submit_then_poll)
+    job = await jobs.submit(await as_actor(session, alice), request_for(project))
+    assert (job.state, job.slurm_job_id) == ("pending", "1000")
+    reasons = list(await session.scalars(select(JobEvent.reason).where(JobEvent.job_id == job.id)))
+    assert "submitted as Slurm job 1000" not in reasons
+    assert "found by its submission id" in reasons
+
+
 async def test_manager_who_is_not_a_slurm_coordinator_gets_slurms_refusal(
     session: AsyncSession, jobs: service.JobService, fake: FakeScheduler
 ) -> None:
