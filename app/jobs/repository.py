@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Row, Select, case, func, or_, select, update
+from sqlalchemy import Row, Select, Table, bindparam, case, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 from sqlalchemy.orm.attributes import set_committed_value
@@ -96,6 +96,29 @@ async def mark_seen(session: AsyncSession, job_ids: Sequence[int], moment: datet
     for start in range(0, len(job_ids), 5000):
         chunk = job_ids[start : start + 5000]
         await session.execute(update(Job).where(Job.id.in_(chunk)).values(last_seen_at=moment))
+
+
+async def update_keeping_state(
+    session: AsyncSession, changes: Sequence[tuple[int, str, Mapping[str, Any]]]
+) -> None:
+    """(job id, its state, column values) for many rows at once, without loading them: one
+    statement per set of columns, run for each row still in that state (a row whose state
+    moved meanwhile is left alone, as a loaded one would be)."""
+    table = cast(Table, Job.__table__)
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for job_id, state, values in changes:
+        row = {"row_id": job_id, "row_state": state}
+        groups.setdefault(tuple(sorted(values)), []).append(
+            row | {f"new_{column}": value for column, value in values.items()}
+        )
+    for columns, rows in groups.items():
+        statement = (
+            update(table)
+            .where(table.c.id == bindparam("row_id"), table.c.state == bindparam("row_state"))
+            .values({c: bindparam(f"new_{c}", type_=table.c[c].type) for c in columns})
+        )
+        for start in range(0, len(rows), 5000):
+            await session.execute(statement, rows[start : start + 5000])
 
 
 async def list_by_ids(session: AsyncSession, job_ids: Sequence[int]) -> list[Job]:

@@ -156,12 +156,12 @@ async def apply_transitions(
     """Everything one cycle decided, in a single short transaction."""
     if not transitions:
         return
-    seen = [t for t in transitions if t.job_id is not None and _is_seen_mark(t)]
-    updates = [t for t in transitions if t.job_id is not None and not _is_seen_mark(t)]
+    existing = [t for t in transitions if t.job_id is not None]
+    # A state change writes an event and a notification, an attachment checks the row.
+    updates = [t for t in existing if t.is_state_change or "slurm_job_id" in t.changes]
+    in_place = [t for t in existing if not (t.is_state_change or "slurm_job_id" in t.changes)]
     async with unit_of_work(sessionmaker) as session:
-        for moment in {t.changes["last_seen_at"] for t in seen}:
-            marked = [t.job_id for t in seen if t.job_id and t.changes["last_seen_at"] == moment]
-            await repository.mark_seen(session, marked, moment)
+        await _write_without_loading(session, in_place)
         rows = await repository.list_by_ids(session, [t.job_id for t in updates if t.job_id])
         by_id = {row.id: row for row in rows}
         changed = []
@@ -173,6 +173,18 @@ async def apply_transitions(
         await _create_tasks(session, [t for t in transitions if t.job_id is None])
         # In this transaction: the changes and their notifications commit together or not at all.
         await outbox.record_state_changes(session, changed)
+
+
+async def _write_without_loading(session: AsyncSession, changes: Sequence[Transition]) -> None:
+    """News that leaves the state as it is, written without loading the rows: one cycle can
+    bring it for every waiting job at once (a poller starting on a full queue, a partition
+    going down), and most cycles bring "still there" marks for thousands of them."""
+    seen = [t for t in changes if _is_seen_mark(t)]
+    for moment in {t.changes["last_seen_at"] for t in seen}:
+        marked = [t.job_id for t in seen if t.job_id and t.changes["last_seen_at"] == moment]
+        await repository.mark_seen(session, marked, moment)
+    news = [(t.job_id, t.to_state, t.changes) for t in changes if not _is_seen_mark(t)]
+    await repository.update_keeping_state(session, [(i, s, c) for i, s, c in news if i])
 
 
 def _is_seen_mark(change: Transition) -> bool:

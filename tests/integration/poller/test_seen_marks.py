@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.jobs import repository
 from app.models import Job, JobEvent
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
@@ -89,3 +90,31 @@ async def test_an_unreachable_queue_changes_no_job_and_still_counts_the_tracked_
     async with sessionmaker() as session:
         row = await session.get(Job, job.id)
         assert row is not None and (row.state, row.last_seen_at) == ("running", None)
+
+
+async def test_news_written_without_loading_skips_a_row_whose_state_moved_meanwhile(
+    sessionmaker: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessionmaker() as session:
+        owner = await make_user(session, "alice")
+        project = await make_project(session, "Physics", slurm_account="physics")
+        waiting = await make_job(session, owner, project, slurm_job_id="1", reason="Priority")
+        moved = await make_job(session, owner, project, slurm_job_id="2", state="running")
+        await session.commit()
+    estimate = NOW + timedelta(minutes=3)
+    news = {"reason": "Resources", "expected_start_at": estimate, "last_seen_at": NOW}
+    async with sessionmaker() as session:
+        await repository.update_keeping_state(
+            session, [(waiting.id, "pending", news), (moved.id, "pending", news)]
+        )
+        await session.commit()
+    async with sessionmaker() as session:
+        written = await session.get(Job, waiting.id)
+        left = await session.get(Job, moved.id)
+    assert written is not None and left is not None
+    assert (written.reason, written.expected_start_at, written.last_seen_at) == (
+        "Resources",
+        estimate,
+        NOW,
+    )
+    assert (left.state, left.reason, left.last_seen_at) == ("running", None, None)
