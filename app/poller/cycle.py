@@ -23,6 +23,7 @@ from app.poller import outside_store, store
 from app.poller.outside import outside_jobs
 from app.poller.reconcile import (
     Grace,
+    Snapshot,
     TrackedJob,
     Transition,
     accounting_ids,
@@ -92,7 +93,7 @@ async def read_rows_and_queue(
 async def fetch(
     adapter: SchedulerAdapter,
     jobs: list[TrackedJob],
-    queue: list[JobInfo],
+    queue: Snapshot,
     now: datetime,
     grace: Grace,
     calls: _Calls,
@@ -149,8 +150,9 @@ async def poll_cluster_once(
     try:
         if isinstance(queue, SchedulerError):
             raise queue
-        records = await fetch(adapter, jobs, queue, moment, rules, calls)
-        transitions = reconcile(jobs, queue, records, moment, rules)
+        indexed = Snapshot.of(queue)
+        records = await fetch(adapter, jobs, indexed, moment, rules, calls)
+        transitions = reconcile(jobs, indexed, records, moment, rules)
         await store.apply_transitions(sessionmaker, transitions)
         directory = await outside_store.load_directory(sessionmaker, cluster)
         found = outside_jobs(queue, jobs, directory)

@@ -24,7 +24,15 @@ from app.poller.rules import (
 )
 from app.scheduler.types import JobInfo
 
-__all__ = ["Grace", "TrackedJob", "Transition", "accounting_ids", "reconcile", "stale_submissions"]
+__all__ = [
+    "Grace",
+    "Snapshot",
+    "TrackedJob",
+    "Transition",
+    "accounting_ids",
+    "reconcile",
+    "stale_submissions",
+]
 
 
 def _is_array_settled_in_queue(array_id: str, queue: Snapshot) -> bool:
@@ -42,9 +50,16 @@ def _needs_accounting(job: TrackedJob, queue: Snapshot) -> bool:
     return pending_array_record(job.slurm_job_id, queue) is None
 
 
-def accounting_ids(jobs: Iterable[TrackedJob], queue_infos: Iterable[JobInfo]) -> list[str]:
+def _indexed(infos: Iterable[JobInfo] | Snapshot) -> Snapshot:
+    # A cycle indexes its queue once and hands the Snapshot to each step (100,000 records).
+    return infos if isinstance(infos, Snapshot) else Snapshot.of(infos)
+
+
+def accounting_ids(
+    jobs: Iterable[TrackedJob], queue_infos: Iterable[JobInfo] | Snapshot
+) -> list[str]:
     """Slurm ids of tracked jobs that left the queue or whose queue record is terminal."""
-    queue = Snapshot.of(queue_infos)
+    queue = _indexed(queue_infos)
     wanted = {
         job.slurm_job_id
         for job in jobs
@@ -56,10 +71,13 @@ def accounting_ids(jobs: Iterable[TrackedJob], queue_infos: Iterable[JobInfo]) -
 
 
 def stale_submissions(
-    jobs: Iterable[TrackedJob], queue_infos: Iterable[JobInfo], now: datetime, grace: Grace
+    jobs: Iterable[TrackedJob],
+    queue_infos: Iterable[JobInfo] | Snapshot,
+    now: datetime,
+    grace: Grace,
 ) -> list[TrackedJob]:
     """Rows still ``submitting`` past the grace period that the queue cannot explain."""
-    queue = Snapshot.of(queue_infos)
+    queue = _indexed(queue_infos)
     return [
         job
         for job in jobs
@@ -72,14 +90,14 @@ def stale_submissions(
 
 def reconcile(
     db_jobs: Sequence[TrackedJob],
-    queue_infos: Iterable[JobInfo],
+    queue_infos: Iterable[JobInfo] | Snapshot,
     accounting_infos: Iterable[JobInfo],
     now: datetime,
     grace: Grace | None = None,
 ) -> list[Transition]:
     """Transitions (state changes and refreshed facts) for this cycle, in row order."""
     rules = grace or Grace()
-    queue = Snapshot.of(queue_infos)
+    queue = _indexed(queue_infos)
     accounting = Snapshot.of(accounting_infos)
     known_tasks: dict[int, set[str]] = defaultdict(set)
     for job in db_jobs:

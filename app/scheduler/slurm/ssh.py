@@ -190,7 +190,8 @@ class SshTransport:
     async def _read_capped(self, stream: Any) -> bytes:
         parts: list[bytes] = []
         size = 0
-        while chunk := await stream.read(65536):
+        # Large reads: a queue of 100,000 jobs is 17 MB of squeue output.
+        while chunk := await stream.read(1 << 20):
             size += len(chunk)
             if size > self.output_cap:
                 raise OutputTooLarge(f"command output exceeded {self.output_cap} bytes")
