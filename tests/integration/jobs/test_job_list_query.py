@@ -52,3 +52,21 @@ async def test_postgresql_serves_the_search_from_the_trigram_indexes(
     compiled = query.compile(session.get_bind(), compile_kwargs={"literal_binds": True})
     plan = "\n".join((await session.execute(text(f"EXPLAIN {compiled}"))).scalars())
     assert "ix_jobs_name_trgm" in plan and "ix_jobs_slurm_job_id_trgm" in plan, plan
+
+
+async def test_postgresql_knows_that_a_jobs_owner_and_project_go_together(
+    session: AsyncSession,
+) -> None:
+    if session.get_bind().dialect.name != "postgresql":
+        pytest.skip("extended statistics exist on PostgreSQL only")
+    found = await session.execute(
+        text(
+            "SELECT s.stxkind, array_agg(a.attname ORDER BY a.attname) FROM pg_statistic_ext s "
+            "JOIN pg_attribute a ON a.attrelid = s.stxrelid AND a.attnum = ANY(s.stxkeys) "
+            "WHERE s.stxname = 'st_jobs_owner_project' AND s.stxrelid = 'jobs'::regclass "
+            "GROUP BY s.stxkind"
+        )
+    )
+    kinds, columns = found.one()
+    assert sorted(kinds) == ["d", "f"]  # ndistinct and functional dependencies
+    assert columns == ["owner_user_id", "project_id"]
