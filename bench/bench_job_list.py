@@ -123,7 +123,7 @@ def compare(args: argparse.Namespace, cookie: str, urls: dict[str, str], size: i
             shown = " ".join(f"{k}={v:.1f}ms" for k, v in latency.items())
             print(f"round {round_} {name:6} {rps:8.1f} req/s  {shown}")
     portal, bare = (statistics.median(figures[n]) for n in ("portal", "bare"))
-    print(f"median: portal {portal:.1f} req/s, bare {bare:.1f} req/s, ratio {portal / bare:.2f}")
+    print(f"median: portal {portal:.1f} req/s, bare {bare:.1f} req/s, ratio {portal / bare:.4f}")
 
 
 if __name__ == "__main__":
