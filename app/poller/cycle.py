@@ -129,6 +129,28 @@ async def _extra_work(
     return list(await adapter.partitions())
 
 
+async def _settle(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str,
+    adapter: SchedulerAdapter,
+    read: tuple[list[TrackedJob], list[JobInfo]],
+    moment: datetime,
+    rules: Grace,
+    calls: _Calls,
+) -> list[Transition]:
+    """What the rows and the queue read say: accounting where needed, the transitions
+    written, the jobs submitted outside the portal recorded."""
+    jobs, queue = read
+    indexed = Snapshot.of(queue)
+    records = await fetch(adapter, jobs, indexed, moment, rules, calls)
+    transitions = reconcile(jobs, indexed, records, moment, rules)
+    await store.apply_transitions(sessionmaker, transitions)
+    directory = await outside_store.load_directory(sessionmaker, cluster)
+    found = outside_jobs(queue, jobs, directory)
+    await outside_store.record_outside_jobs(sessionmaker, cluster, found, moment)
+    return transitions
+
+
 async def poll_cluster_once(
     sessionmaker: async_sessionmaker[AsyncSession],
     cluster: str,
@@ -150,13 +172,9 @@ async def poll_cluster_once(
     try:
         if isinstance(queue, SchedulerError):
             raise queue
-        indexed = Snapshot.of(queue)
-        records = await fetch(adapter, jobs, indexed, moment, rules, calls)
-        transitions = reconcile(jobs, indexed, records, moment, rules)
-        await store.apply_transitions(sessionmaker, transitions)
-        directory = await outside_store.load_directory(sessionmaker, cluster)
-        found = outside_jobs(queue, jobs, directory)
-        await outside_store.record_outside_jobs(sessionmaker, cluster, found, moment)
+        transitions = await _settle(
+            sessionmaker, cluster, adapter, (jobs, queue), moment, rules, calls
+        )
         partitions = await _extra_work(sessionmaker, cluster, adapter, work, calls)
     except SchedulerError as exc:
         # Jobs keep their last known state: an unreachable cluster proves nothing about them.
