@@ -26,7 +26,10 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     # A zombie is gone for our purposes: it only waits for its new parent to reap it.
-    status = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:  # reaped between the signal and the read
+        return False
     return status != "Z"
 
 
