@@ -183,8 +183,10 @@ async def _write_without_loading(session: AsyncSession, changes: Sequence[Transi
     for moment in {t.changes["last_seen_at"] for t in seen}:
         marked = [t.job_id for t in seen if t.job_id and t.changes["last_seen_at"] == moment]
         await repository.mark_seen(session, marked, moment)
-    news = [(t.job_id, t.to_state, t.changes) for t in changes if not _is_seen_mark(t)]
-    await repository.update_keeping_state(session, [(i, s, c) for i, s, c in news if i])
+    await repository.update_keeping_state(
+        session,
+        [(t.job_id, t.to_state, t.changes) for t in changes if t.job_id and not _is_seen_mark(t)],
+    )
 
 
 def _is_seen_mark(change: Transition) -> bool:

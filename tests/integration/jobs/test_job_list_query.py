@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import create_engine
 from app.jobs import repository
 from app.models import Job
 from tests.factories import make_job, make_project, make_user
@@ -55,18 +56,23 @@ async def test_postgresql_serves_the_search_from_the_trigram_indexes(
 
 
 async def test_postgresql_knows_that_a_jobs_owner_and_project_go_together(
-    session: AsyncSession,
+    postgresql_database_url: str,
 ) -> None:
-    if session.get_bind().dialect.name != "postgresql":
-        pytest.skip("extended statistics exist on PostgreSQL only")
-    found = await session.execute(
-        text(
-            "SELECT s.stxkind, array_agg(a.attname ORDER BY a.attname) FROM pg_statistic_ext s "
-            "JOIN pg_attribute a ON a.attrelid = s.stxrelid AND a.attnum = ANY(s.stxkeys) "
-            "WHERE s.stxname = 'st_jobs_owner_project' AND s.stxrelid = 'jobs'::regclass "
-            "GROUP BY s.stxkind"
-        )
-    )
-    kinds, columns = found.one()
+    # Extended statistics exist on PostgreSQL only, so this asks PostgreSQL alone.
+    engine = create_engine(postgresql_database_url)
+    try:
+        async with engine.connect() as conn:
+            found = await conn.execute(
+                text(
+                    "SELECT s.stxkind, array_agg(a.attname ORDER BY a.attname) "
+                    "FROM pg_statistic_ext s JOIN pg_attribute a "
+                    "ON a.attrelid = s.stxrelid AND a.attnum = ANY(s.stxkeys) "
+                    "WHERE s.stxname = 'st_jobs_owner_project' AND s.stxrelid = 'jobs'::regclass "
+                    "GROUP BY s.stxkind"
+                )
+            )
+            kinds, columns = found.one()
+    finally:
+        await engine.dispose()
     assert sorted(kinds) == ["d", "f"]  # ndistinct and functional dependencies
     assert columns == ["owner_user_id", "project_id"]

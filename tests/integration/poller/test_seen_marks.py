@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.jobs import repository
-from app.models import Job, JobEvent
+from app.models import Job, JobEvent, Project, User
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import JobInfo, JobState
@@ -16,6 +16,11 @@ from tests.factories import make_job, make_project, make_user
 
 CLUSTER = "testcluster"
 NOW = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+
+
+async def _alice_in_physics(session: AsyncSession) -> tuple[User, Project]:
+    owner = await make_user(session, "alice")
+    return owner, await make_project(session, "Physics", slurm_account="physics")
 
 
 def _queued(job_id: str, reason: str) -> JobInfo:
@@ -35,8 +40,7 @@ async def test_unchanged_jobs_get_only_a_seen_mark_and_changed_ones_their_news(
 ) -> None:
     long_ago, just_now = NOW - timedelta(minutes=2), NOW - timedelta(seconds=10)
     async with sessionmaker() as session:
-        owner = await make_user(session, "alice")
-        project = await make_project(session, "Physics", slurm_account="physics")
+        owner, project = await _alice_in_physics(session)
         seen_long_ago = [
             await make_job(session, owner, project, slurm_job_id=str(n), reason="Priority")
             for n in range(1, 301)
@@ -76,8 +80,7 @@ async def test_an_unreachable_queue_changes_no_job_and_still_counts_the_tracked_
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
     async with sessionmaker() as session:
-        owner = await make_user(session, "alice")
-        project = await make_project(session, "Physics", slurm_account="physics")
+        owner, project = await _alice_in_physics(session)
         job = await make_job(session, owner, project, slurm_job_id="7", state="running")
         await session.commit()
     fake = FakeScheduler()
@@ -96,8 +99,7 @@ async def test_news_written_without_loading_skips_a_row_whose_state_moved_meanwh
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:
     async with sessionmaker() as session:
-        owner = await make_user(session, "alice")
-        project = await make_project(session, "Physics", slurm_account="physics")
+        owner, project = await _alice_in_physics(session)
         waiting = await make_job(session, owner, project, slurm_job_id="1", reason="Priority")
         moved = await make_job(session, owner, project, slurm_job_id="2", state="running")
         await session.commit()
