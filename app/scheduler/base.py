@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from app.scheduler.disk_usage import FilesystemUsage
+from app.scheduler.nodes import NodesReport
 from app.scheduler.types import (
     Association,
     ClusterStatus,
@@ -15,6 +16,8 @@ from app.scheduler.types import (
     JobInfo,
     JobSpec,
     PartitionInfo,
+    Reservation,
+    TresMinutesLimit,
 )
 
 
@@ -95,8 +98,22 @@ class SchedulerAdapter(Protocol):
         """The cluster's partitions with limits and capacity."""
         ...
 
+    async def reservations(self) -> list[Reservation]:
+        """Every reservation the scheduler holds (maintenance windows among them)."""
+        ...
+
+    async def nodes(self) -> NodesReport:
+        """Every node (state, CPUs, memory and GPUs allocated, features, drain reasons) and
+        every partition's access rules, in one scheduler call."""
+        ...
+
     async def associations(self, user: str) -> list[Association]:
         """Accounts (and partitions/QOS) the user may charge."""
+        ...
+
+    async def account_limits(self) -> list[TresMinutesLimit]:
+        """Every association's limit on resource minutes (Slurm's GrpTRESMins), from one
+        call with the service identity; empty for a scheduler that has no such limit."""
         ...
 
     async def ping(self) -> ClusterStatus:

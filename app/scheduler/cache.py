@@ -14,7 +14,8 @@ class TtlCache(Generic[K, V]):
     """Values are reused for ``ttl`` seconds after they were loaded.
 
     Two concurrent misses may both load; that costs one extra call and is simpler than a
-    lock per key.
+    lock per key. Each web worker keeps its own (ADR 0029): only cluster facts are kept, for
+    ``ttl`` at most, and a refusal based on one is checked again against a fresh answer.
     """
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:

@@ -13,11 +13,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app.scheduler.disk_usage import DiskUsageFormat
 
 Transport = Literal["ssh", "rest"]
+# Which batch scheduler runs the cluster: it picks the adapter (app/scheduler/registry.py).
+SchedulerName = Literal["slurm", "pbs", "lsf"]
+# How the portal reaches a server on a compute node (an interactive app's): "direct" opens a
+# connection to the node's address; "via_login" opens an SSH direct-tcpip channel on the
+# user's own connection to the login node, so the portal needs no route to compute nodes.
+ComputeAccess = Literal["direct", "via_login"]
 # Where job logs may be written and read when a cluster's entry names no ``log_roots``.
 DEFAULT_LOG_ROOTS: tuple[str, ...] = ("/home", "/scratch")
 # Commands one pooled SSH connection runs at once: OpenSSH's default MaxSessions. A server
 # refuses the session beyond its limit, so a site that raised MaxSessions raises this too.
 DEFAULT_SSH_MAX_SESSIONS = 10
+# Seconds one command over SSH, and one SFTP request, may take before the portal gives up on
+# it and tells the user: a login node that stops answering, or a file that blocks (a pipe),
+# must not keep a request waiting for ever.
+DEFAULT_SSH_TIMEOUT = 30.0
+DEFAULT_SFTP_TIMEOUT = 30.0
 
 
 class ClusterConfigError(ValueError):
@@ -42,11 +53,15 @@ class ClusterConfig:
     log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
     ssh_max_sessions: int = DEFAULT_SSH_MAX_SESSIONS
+    ssh_timeout: float = DEFAULT_SSH_TIMEOUT
+    sftp_timeout: float = DEFAULT_SFTP_TIMEOUT
     # Run as the user on the login host; empty turns the disk usage panel off for the cluster.
     disk_usage_command: tuple[str, ...] = ()
     disk_usage_format: DiskUsageFormat = "auto"
     # What the Files pages may browse; empty means the log roots. "~" is the user's home.
     file_roots: tuple[str, ...] = ()
+    compute_access: ComputeAccess = "direct"
+    scheduler: SchedulerName = "slurm"
 
     @property
     def browse_roots(self) -> tuple[str, ...]:
@@ -100,9 +115,13 @@ class _ClusterEntry(BaseModel):
     log_roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     system_users: tuple[str, ...] = ()
     ssh_max_sessions: int = Field(default=DEFAULT_SSH_MAX_SESSIONS, ge=1, le=1024)
+    ssh_timeout: float = Field(default=DEFAULT_SSH_TIMEOUT, gt=0, le=3600)
+    sftp_timeout: float = Field(default=DEFAULT_SFTP_TIMEOUT, gt=0, le=3600)
     disk_usage_command: tuple[str, ...] = ()
     disk_usage_format: DiskUsageFormat = "auto"
     file_roots: tuple[str, ...] = ()
+    compute_access: ComputeAccess = "direct"
+    scheduler: SchedulerName = "slurm"
 
     @field_validator("disk_usage_command", mode="before")
     @classmethod
@@ -116,6 +135,8 @@ class _ClusterEntry(BaseModel):
     def _consistent(self) -> _ClusterEntry:
         if self.transport == "rest" and not (self.rest_url and self.jwt_key):
             raise ValueError("rest transport needs rest_url and jwt_key")
+        if self.transport == "rest" and self.scheduler != "slurm":
+            raise ValueError(f'{self.scheduler} has no REST API the portal uses: transport = "ssh"')
         if not all(root.startswith("/") for root in self.log_roots):
             raise ValueError("log_roots must be absolute paths")
         if not all(root == "~" or root.startswith("/") for root in self.file_roots):
@@ -161,9 +182,13 @@ def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
         log_roots=entry.log_roots,
         system_users=entry.system_users,
         ssh_max_sessions=entry.ssh_max_sessions,
+        ssh_timeout=entry.ssh_timeout,
+        sftp_timeout=entry.sftp_timeout,
         disk_usage_command=entry.disk_usage_command,
         disk_usage_format=entry.disk_usage_format,
         file_roots=entry.file_roots,
+        compute_access=entry.compute_access,
+        scheduler=entry.scheduler,
     )
 
 

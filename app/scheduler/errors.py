@@ -23,6 +23,11 @@ class SchedulerTimeout(SchedulerUnavailable):
     """A scheduler command did not finish within its deadline."""
 
 
+class FileOperationTimedOut(SchedulerTimeout):
+    """One request on a cluster's files did not finish within its deadline; says so in
+    words for people."""
+
+
 class NotSent(SchedulerUnavailable):
     """The command never reached the cluster (no connection, no session): it certainly did
     not run, unlike a command whose answer was lost."""

@@ -1,7 +1,9 @@
 """An in-memory scheduler for fast tests of code that depends on SchedulerAdapter.
 
 Jobs change state only when a test says so (``set_state``/``start``/``finish``), so
-service tests can walk through every transition without a cluster.
+service tests can walk through every transition without a cluster. A job submitted with a
+dependency waits with Slurm's reasons (``Dependency``, then ``None`` once satisfied or
+``DependencyNeverSatisfied``) as the jobs it names end; it never starts by itself.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from app.scheduler.base import follow_file
 from app.scheduler.config import DEFAULT_LOG_ROOTS
+from app.scheduler.dependencies import Verdict, parse_dependency, verdict
 from app.scheduler.disk_usage import FilesystemUsage
 from app.scheduler.errors import (
     DiskUsageNotConfigured,
@@ -27,6 +30,7 @@ from app.scheduler.errors import (
     SchedulerUnavailable,
     SubmitRejected,
 )
+from app.scheduler.nodes import NodeInfo, NodesReport, NodeState, PartitionAccess
 from app.scheduler.states import JobState
 from app.scheduler.types import (
     Association,
@@ -35,6 +39,8 @@ from app.scheduler.types import (
     JobInfo,
     JobSpec,
     PartitionInfo,
+    Reservation,
+    TresMinutesLimit,
 )
 from app.scheduler.validation import resolve_log_path, validate_spec
 
@@ -48,6 +54,20 @@ _DEFAULT_PARTITION = PartitionInfo(
     idle_nodes=1,
     total_cpus=2,
     idle_cpus=2,
+)
+
+_DEFAULT_NODES = NodesReport(
+    nodes=(
+        NodeInfo(
+            "node01",
+            NodeState.IDLE,
+            "IDLE",
+            ("debug",),
+            cpus_total=2,
+            memory_mb_total=4096,
+        ),
+    ),
+    partitions=(PartitionAccess("debug"),),
 )
 
 
@@ -78,10 +98,16 @@ class FakeScheduler:
         self.coordinators = {a: set(users) for a, users in (coordinators or {}).items()}
         # slurmctld keeps ended jobs in the queue for MinJobAge, without their exit code.
         self.keeps_ended_jobs = keeps_ended_jobs
+        # What ``reservations()`` answers; tests add maintenance windows here.
+        self.reservation_list: list[Reservation] = []
         # user -> their filesystems; None: no disk usage command is configured.
         self.disk_usages = None if disk_usages is None else dict(disk_usages)
         # Set to make the disk usage command fail with this message (its stderr).
         self.disk_usage_failure: str | None = None
+        # What ``nodes()`` reports; tests replace it.
+        self.nodes_report = _DEFAULT_NODES
+        # GrpTRESMins limits, as sacctmgr would list them.
+        self.limits: list[TresMinutesLimit] = []
 
     def _check_up(self, call: str) -> None:
         self.calls.append(call)
@@ -93,6 +119,7 @@ class FakeScheduler:
         self._check_up("submit")
         validate_spec(spec, self._roots)
         self._check_account(spec, as_user)
+        self._check_dependency(spec)
         job_id = str(next(self._ids))
         state = JobState.QUEUED_HELD if spec.hold else JobState.QUEUED
         self.specs[job_id] = spec
@@ -100,7 +127,7 @@ class FakeScheduler:
             job_id=job_id,
             state=state,
             native_state="PENDING",
-            reason="JobHeldUser" if spec.hold else "None",
+            reason="JobHeldUser" if spec.hold else self._dependency_reason(spec) or "None",
             submit_time=datetime.now(UTC),
             user=as_user,
             account=spec.account,
@@ -132,12 +159,41 @@ class FakeScheduler:
                 spec.account,
             )
 
+    def _check_dependency(self, spec: JobSpec) -> None:
+        """sbatch refuses a dependency on a job slurmctld does not know."""
+        for clause in parse_dependency(spec.dependency):
+            if any(job_id not in self.jobs for job_id in clause.job_ids):
+                raise SubmitRejected(
+                    RejectKind.OTHER,
+                    "Job dependency problem",
+                    "sbatch: error: Job dependency problem",
+                )
+
+    def _dependency_reason(self, spec: JobSpec) -> str | None:
+        if not spec.dependency:
+            return None
+        states = {job_id: job.state for job_id, job in self.jobs.items()}
+        return {
+            Verdict.WAITING: "Dependency",
+            Verdict.NEVER: "DependencyNeverSatisfied",
+            Verdict.SATISFIED: "None",
+        }[verdict(parse_dependency(spec.dependency), states)]
+
     def set_state(self, job_id: str, state: JobState, **changes: Any) -> JobInfo:
-        """Move a job to ``state`` (plus any other JobInfo fields) and return it."""
+        """Move a job to ``state`` (plus any other JobInfo fields) and return it; the jobs
+        waiting on it get their new reason."""
         job = self._job(job_id)
         updated = dataclasses.replace(job, state=state, native_state=state.name, **changes)
         self.jobs[job_id] = updated
+        if state.is_terminal:
+            self._settle_dependents()
         return updated
+
+    def _settle_dependents(self) -> None:
+        for job_id, job in self.jobs.items():
+            reason = self._dependency_reason(self.specs.get(job_id) or JobSpec(script=""))
+            if job.state is JobState.QUEUED and reason is not None:
+                self.jobs[job_id] = dataclasses.replace(job, reason=reason)
 
     def start(self, job_id: str) -> JobInfo:
         """Mark a job running now."""
@@ -254,10 +310,25 @@ class FakeScheduler:
         self._check_up("partitions")
         return list(self._partitions)
 
+    async def reservations(self) -> list[Reservation]:
+        """The reservations a test put in ``self.reservation_list``."""
+        self._check_up("reservations")
+        return list(self.reservation_list)
+
+    async def nodes(self) -> NodesReport:
+        """``nodes_report`` as a test set it."""
+        self._check_up("nodes")
+        return self.nodes_report
+
     async def associations(self, user: str) -> list[Association]:
         """One association per configured account of the user."""
         self._check_up("associations")
         return [Association(account, None, ("normal",)) for account in self._accounts.get(user, ())]
+
+    async def account_limits(self) -> list[TresMinutesLimit]:
+        """The limits a test put in ``limits``."""
+        self._check_up("account_limits")
+        return list(self.limits)
 
     async def ping(self) -> ClusterStatus:
         """Up unless a test set ``is_up = False``."""

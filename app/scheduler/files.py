@@ -45,12 +45,14 @@ class FileRoot:
 
 @dataclass(frozen=True, slots=True)
 class FolderPage:
-    """A slice of a folder sorted folders first, then by name; ``total`` counts them all."""
+    """A slice of a folder sorted folders first, then by name; ``total`` counts them all
+    but the ``hidden`` ones (names starting with a dot) left out when asked."""
 
     path: str
     entries: tuple[FileEntry, ...]
     offset: int
     total: int
+    hidden: int = 0
 
     @property
     def next_offset(self) -> int | None:
@@ -72,6 +74,15 @@ class FileData:
         return self.offset == 0 and len(self.data) >= self.size
 
 
+@dataclass(frozen=True, slots=True)
+class OpenedFile:
+    """A regular file opened for reading: its entry, and its bytes in pieces. The file is
+    closed when ``chunks`` ends or is closed."""
+
+    entry: FileEntry
+    chunks: AsyncIterator[bytes]
+
+
 @runtime_checkable
 class FileStore(Protocol):
     """What the portal may do with files on one cluster, always as ``as_user``."""
@@ -81,9 +92,16 @@ class FileStore(Protocol):
         ...
 
     async def list_folder(
-        self, path: str, as_user: str, *, offset: int = 0, limit: int = 200
+        self,
+        path: str,
+        as_user: str,
+        *,
+        offset: int = 0,
+        limit: int = 200,
+        show_hidden: bool = True,
     ) -> FolderPage:
-        """A page of the folder's entries, folders first, then by name."""
+        """A page of the folder's entries, folders first, then by name; without
+        ``show_hidden``, names starting with a dot are left out and counted."""
         ...
 
     async def stat(self, path: str, as_user: str) -> FileEntry:
@@ -91,11 +109,12 @@ class FileStore(Protocol):
         ...
 
     async def read(self, path: str, as_user: str, *, offset: int = 0, limit: int) -> FileData:
-        """Up to ``limit`` bytes of a file from ``offset``."""
+        """Up to ``limit`` bytes of a regular file from ``offset``."""
         ...
 
-    def stream(self, path: str, as_user: str, *, chunk: int = 1 << 20) -> AsyncIterator[bytes]:
-        """The whole file in pieces of ``chunk`` bytes, one file handle kept open."""
+    async def open_file(self, path: str, as_user: str, *, chunk: int = 1 << 20) -> OpenedFile:
+        """A regular file, opened now (so a refusal comes before any byte), then read in
+        pieces of ``chunk`` bytes through one file handle."""
         ...
 
     async def write_part(
@@ -104,6 +123,7 @@ class FileStore(Protocol):
         """Append one piece of an upload to its hidden part file; returns its new size.
 
         UploadOutOfStep when ``offset`` is not the part's size (a lost or repeated piece).
+        The part file is never a link followed elsewhere: offset 0 creates it afresh.
         """
         ...
 

@@ -109,7 +109,9 @@ def translate(text: str, gettext: Callable[..., str]) -> str:
             params["choices"] = _alternatives(params["choices"].split(" or "), gettext)
         return gettext(message_id, **params) if params else gettext(message_id)
     if "; " in text:
-        return "; ".join(translate(part, gettext) for part in text.split("; "))
+        # The list's separator too: French puts a narrow no-break space before ";".
+        parts = re.split("[\u00a0\u202f]?; ", text)
+        return gettext("; ").join(translate(part, gettext) for part in parts)
     return text
 
 

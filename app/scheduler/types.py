@@ -129,12 +129,46 @@ class PartitionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Reservation:
+    """A reservation of nodes for a time window (``scontrol show reservation``).
+
+    ``start``/``end`` are UTC-aware; ``end`` is None for a reservation without end. Flags
+    are Slurm's upper-case names (``MAINT``, ``IGNORE_JOBS``…). ``partition`` is None when
+    the reservation is not tied to one. ``native`` keeps every field Slurm printed.
+    """
+
+    name: str
+    start: datetime
+    end: datetime | None
+    flags: frozenset[str] = frozenset()
+    nodes: str = ""
+    partition: str | None = None
+    state: str = ""
+    native: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_maintenance(self) -> bool:
+        """Slurm's MAINT flag: the nodes are down for maintenance during the window."""
+        return "MAINT" in self.flags
+
+
+@dataclass(frozen=True, slots=True)
 class Association:
     """A user's right to charge an account (optionally only on one partition)."""
 
     account: str
     partition: str | None
     qos: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TresMinutesLimit:
+    """A GrpTRESMins limit: minutes of each resource an account (``user`` empty) or one
+    user's association may use in all, e.g. ``{"cpu": 60000}``."""
+
+    account: str
+    user: str
+    minutes: Mapping[str, int]
 
 
 @dataclass(frozen=True, slots=True)

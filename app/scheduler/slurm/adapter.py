@@ -9,8 +9,6 @@ reachable on the login host.
 from __future__ import annotations
 
 import asyncio
-import posixpath
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from datetime import datetime
@@ -20,10 +18,7 @@ from app.scheduler.base import follow_file
 from app.scheduler.cache import TtlCache
 from app.scheduler.config import ClusterConfig
 from app.scheduler.disk_usage import FilesystemUsage
-from app.scheduler.disk_usage_parsing import read_disk_usage
 from app.scheduler.errors import (
-    DiskUsageNotConfigured,
-    FileUnavailable,
     InvalidSpec,
     PreflightFailed,
     SchedulerUnavailable,
@@ -31,11 +26,22 @@ from app.scheduler.errors import (
     classify_sbatch_error,
     is_transient,
 )
-from app.scheduler.slurm import commands, parsing
+from app.scheduler.nodes import NodesReport
+from app.scheduler.slurm import commands, limits, parsing
+from app.scheduler.slurm.login_node import disk_usage_as, read_log_chunk
+from app.scheduler.slurm.node_parsing import parse_nodes_report
+from app.scheduler.slurm.preflight_checks import (
+    association_problems,
+    needed_folders,
+    unmade_folders,
+)
+from app.scheduler.slurm.reservations import parse_reservations, reservations_argv
 from app.scheduler.slurm.rest import RestTransport
 from app.scheduler.slurm.rest_jobs import RestJobs
 from app.scheduler.slurm.sftp import SftpFiles
 from app.scheduler.slurm.ssh import SshTransport
+from app.scheduler.slurm.terminal import SshTerminals
+from app.scheduler.slurm.tunnel import SshTunnels
 from app.scheduler.types import (
     Association,
     ClusterStatus,
@@ -43,8 +49,10 @@ from app.scheduler.types import (
     JobInfo,
     JobSpec,
     PartitionInfo,
+    Reservation,
+    TresMinutesLimit,
 )
-from app.scheduler.validation import is_under_roots, resolve_log_path, validate_spec
+from app.scheduler.validation import validate_spec
 
 PREFLIGHT_CACHE_SECONDS = 60.0
 
@@ -66,6 +74,10 @@ class SlurmAdapter:
         self.rest_jobs = RestJobs(rest) if rest is not None else None
         # Files travel over SFTP on the same pooled connections as the user's commands.
         self.files = SftpFiles(ssh, config.browse_roots)
+        # Servers on compute nodes, through the login node when the portal has no route there.
+        self.tunnels = SshTunnels(ssh) if config.compute_access == "via_login" else None
+        # Login shells in the browser, on the same connections.
+        self.terminals = SshTerminals(ssh)
         self._queue_reader = parsing.SqueueReader()
         # Preflight reuses these briefly: two of its four SSH round trips per submission.
         self._associations: TtlCache[str, list[Association]] = TtlCache(preflight_cache_seconds)
@@ -82,7 +94,7 @@ class SlurmAdapter:
         nothing is submitted.
         """
         validate_spec(spec, self.config.log_roots)
-        folders = _folders(spec, as_user)
+        folders = needed_folders(spec, as_user)
         rest = self.rest_jobs
         if rest is not None and (not spec.args or await rest.takes_script_args()):
             if problems := await self._make_folders(folders, as_user):
@@ -91,7 +103,7 @@ class SlurmAdapter:
         argv = commands.submit_argv(spec, list(folders))
         result = await self.ssh.run(argv, as_user=as_user, stdin=spec.script, repeatable=False)
         if folders and result.exit_status == commands.FOLDERS_REFUSED:
-            raise PreflightFailed(_unmade(folders, result.text))
+            raise PreflightFailed(unmade_folders(folders, result.text))
         job_id = result.text.strip().split(";", 1)[0]
         if result.exit_status != 0 or not job_id.isdigit():
             said = result.stderr or result.text
@@ -135,12 +147,12 @@ class SlurmAdapter:
         if spec.account is None and spec.qos is None:
             return []
         cached = await self._associations.get(user, lambda: self.associations(user))
-        if not _association_problems(spec, cached):
+        if not association_problems(spec, cached):
             return []
         # A refusal is never based on a stale answer: a user just added to an account passes.
         self._associations.forget(user)
         fresh = await self._associations.get(user, lambda: self.associations(user))
-        return _association_problems(spec, fresh)
+        return association_problems(spec, fresh)
 
     async def _partition_problems(self, spec: JobSpec) -> list[tuple[str, str]]:
         problems = await self._partition_problems_from(spec, fresh=False)
@@ -198,13 +210,13 @@ class SlurmAdapter:
         return parsing.parse_gres(result.text)
 
     async def _directory_problems(self, spec: JobSpec, user: str) -> list[tuple[str, str]]:
-        return await self._make_folders(_folders(spec, user), user)
+        return await self._make_folders(needed_folders(spec, user), user)
 
     async def _make_folders(self, folders: dict[str, str], user: str) -> list[tuple[str, str]]:
         if not folders:
             return []
         result = await self.ssh.run(commands.ensure_dirs_argv(list(folders)), as_user=user)
-        return _unmade(folders, result.text)
+        return unmade_folders(folders, result.text)
 
     async def _test_only_problems(
         self, spec: JobSpec, user: str
@@ -268,21 +280,7 @@ class SlurmAdapter:
 
     async def read_file(self, path: str, offset: int, limit: int, as_user: str) -> FileChunk:
         """Read a slice of a file as the user, after resolving symlinks on the cluster."""
-        clean = resolve_log_path(path, self.config.log_roots)
-        real = await self.ssh.run(commands.realpath_argv(clean), as_user=as_user)
-        resolved = real.text.strip()
-        if real.exit_status != 0 or not resolved:
-            raise FileUnavailable(f"{clean} does not exist or cannot be read")
-        if not is_under_roots(resolved, self.config.log_roots):
-            raise FileUnavailable(f"{clean} points outside the allowed directories")
-        result = await self.ssh.run(
-            commands.read_chunk_argv(resolved, offset, limit), as_user=as_user
-        )
-        if result.exit_status != 0:
-            raise FileUnavailable(f"{clean} cannot be read: {result.stderr.strip()}")
-        size, data = parsing.parse_read_chunk(result.stdout, offset)
-        next_offset = offset + len(data)
-        return FileChunk(data, offset, next_offset, next_offset >= size, size)
+        return await read_log_chunk(self.ssh, self.config.log_roots, path, offset, limit, as_user)
 
     def follow(
         self, path: str, as_user: str, *, offset: int = 0, interval: float = 1.0
@@ -301,14 +299,7 @@ class SlurmAdapter:
     async def disk_usage(self, as_user: str) -> list[FilesystemUsage]:
         """The configured command run as the user, never as the service identity: quota
         tools report the caller, and a site script sees only what the user may see."""
-        command = self.config.disk_usage_command
-        if not command:
-            raise DiskUsageNotConfigured(f"no disk usage command for {self.config.name}")
-        argv = commands.disk_usage_argv(command, as_user)
-        result = await self.ssh.run(argv, as_user=as_user)
-        return read_disk_usage(
-            result.text, result.stderr, result.exit_status, self.config.disk_usage_format
-        )
+        return await disk_usage_as(self.ssh, self.config, as_user)
 
     async def partitions(self) -> list[PartitionInfo]:
         """Partitions with limits and capacity, from one sinfo call."""
@@ -317,12 +308,30 @@ class SlurmAdapter:
             raise SchedulerUnavailable(f"sinfo failed: {result.stderr.strip()}")
         return parsing.parse_sinfo(result.text)
 
+    async def reservations(self) -> list[Reservation]:
+        """Every reservation, from one scontrol call."""
+        result = await self.ssh.run(reservations_argv())
+        if result.exit_status != 0:
+            raise SchedulerUnavailable(f"scontrol failed: {result.stderr.strip()}")
+        return parse_reservations(result.text)
+
+    async def nodes(self) -> NodesReport:
+        """Nodes and partitions' access rules, from one scontrol process."""
+        result = await self.ssh.run(commands.nodes_argv(), stdin=commands.NODES_REQUESTS)
+        if result.exit_status != 0:
+            raise SchedulerUnavailable(f"scontrol failed: {result.stderr.strip()}")
+        return parse_nodes_report(result.text)
+
     async def associations(self, user: str) -> list[Association]:
         """The user's associations, from one sacctmgr call."""
         result = await self.ssh.run(commands.associations_argv(user))
         if result.exit_status != 0:
             raise SchedulerUnavailable(f"sacctmgr failed: {result.stderr.strip()}")
         return parsing.parse_associations(result.text)
+
+    async def account_limits(self) -> list[TresMinutesLimit]:
+        """GrpTRESMins of every association of this cluster, from one sacctmgr call."""
+        return await limits.fetch(self.ssh, self.config.name)
 
     async def ping(self) -> ClusterStatus:
         """Ask slurmctld (through slurmrestd on REST clusters) whether it is up."""
@@ -340,50 +349,12 @@ class SlurmAdapter:
         return result.exit_status == 0 and "UP" in result.text, result.text.strip()
 
     async def close(self) -> None:
-        """Close SSH connections and the REST client."""
+        """Close tunnels, SSH connections and the REST client."""
+        if self.tunnels is not None:
+            await self.tunnels.close()
         await self.ssh.close()
         if self.rest is not None:
             await self.rest.close()
-
-
-def _association_problems(spec: JobSpec, associations: list[Association]) -> list[tuple[str, str]]:
-    """The account and QOS ``spec`` asks for against the user's associations."""
-    accounts = {a.account for a in associations}
-    if spec.account is not None and spec.account not in accounts:
-        choices = ", ".join(sorted(accounts)) or "none"
-        return [("account", f"you cannot charge account {spec.account} (yours: {choices})")]
-    if spec.qos is None:
-        return []
-    usable = {q for a in associations if spec.account in (None, a.account) for q in a.qos}
-    if spec.qos in usable:
-        return []
-    choices = ", ".join(sorted(usable)) or "none"
-    return [("qos", f"QOS {spec.qos} does not exist or is not yours to use (yours: {choices})")]
-
-
-def _folders(spec: JobSpec, user: str) -> dict[str, str]:
-    """The folders the job's logs and working directory need, each with the field naming it."""
-    wanted: dict[str, str] = {}
-    for field, path in (("stdout", spec.stdout), ("stderr", spec.stderr)):
-        if path is not None:
-            wanted.setdefault(posixpath.dirname(path), field)
-    if spec.working_dir is not None:
-        wanted.setdefault(spec.working_dir, "working_dir")
-    # %x and %u are known before submission; a folder naming the job id is not, and is
-    # left to Slurm (which creates it since 23.02).
-    known = {_name_and_user(d, spec.name, user): field for d, field in wanted.items()}
-    return {d: field for d, field in known.items() if "%" not in d}
-
-
-def _unmade(folders: dict[str, str], printed: str) -> list[tuple[str, str]]:
-    """The problems for the folders a mkdir program printed as missing or not writable."""
-    bad = [line for line in printed.splitlines() if line in folders]
-    return [(folders[d], f"directory {d} cannot be created or is not writable") for d in bad]
-
-
-def _name_and_user(path: str, name: str, user: str) -> str:
-    """``path`` with Slurm's %x (job name) and %u (user) filled in, as slurmstepd will."""
-    return re.sub(r"%([xu%])", lambda m: {"x": name, "u": user, "%": "%%"}[m[1]], path)
 
 
 _A = TypeVar("_A")

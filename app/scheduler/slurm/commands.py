@@ -341,3 +341,12 @@ def disk_usage_argv(command: Sequence[str], user: str) -> list[str]:
     """
     checked = check_user(user)
     return ["env", "LC_ALL=C", *(argument.replace("{user}", checked) for argument in command)]
+
+
+# One scontrol process answers both requests: the nodes view costs one call (ADR 0025).
+NODES_REQUESTS = "show partition\nshow node\n"
+
+
+def nodes_argv() -> list[str]:
+    """argv for every partition, then every node, one record a line; requests on stdin."""
+    return [*_UTC, "scontrol", "--oneliner"]

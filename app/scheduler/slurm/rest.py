@@ -38,6 +38,7 @@ class RestTokens:
         self._config = config
         self._lifetime = lifetime
         self._key: bytes | None = None
+        # Per process: any worker's token is as valid as another's, so nothing to share.
         self._cache: dict[str, tuple[float, str]] = {}
 
     def token_for(self, user: str) -> str:

@@ -1,7 +1,9 @@
 """FileStore over SFTP, as the user, on the transport's pooled connection.
 
 Every path is cleaned (``file_paths``), checked against the roots, resolved on the cluster
-with SFTP ``realpath`` as the user and checked again, so a symlink cannot lead outside.
+with SFTP ``realpath`` as the user and checked again, so a symlink cannot lead outside. Only
+regular files are read or written (``sftp_entries.regular_file``, without following links),
+so a named pipe, a device or a link planted in a file's place is refused before it is opened.
 Changes to an entry (rename, delete) resolve its parent only: deleting a symlink removes
 the link, never what it points to. Uploads go to a hidden part file beside their target and
 are renamed into place once complete, so an interrupted one never leaves a half file under
@@ -12,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-import stat
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import asyncssh
@@ -45,19 +45,32 @@ from app.scheduler.file_paths import (
 )
 from app.scheduler.files import (
     MAX_PAGE_ENTRIES,
-    EntryKind,
     FileData,
     FileEntry,
     FileRoot,
     FolderPage,
+    OpenedFile,
 )
+from app.scheduler.slurm.sftp_entries import (
+    changed_meanwhile,
+    entry_of,
+    is_same_file,
+    kind_of,
+    opened_regular_file,
+    read_ahead,
+    regular_file,
+    sort_key,
+    write_blocks,
+)
+from app.scheduler.slurm.sftp_timed import TimedSftp
 from app.scheduler.slurm.ssh import SshTransport
 
-# Writes go out in blocks this large (asyncssh splits each into parallel requests): small
-# enough that one is written while the next arrives, large enough to keep SFTP busy.
-WRITE_BLOCK = 1 << 20
 # Roots are resolved as each user (their realpath may differ); kept a few minutes.
 SCOPE_SECONDS = 300.0
+
+
+def _is_hidden(name: str | bytes) -> bool:
+    return name[:1] in (".", b".")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,36 +98,6 @@ def _sftp_errors(shown: str) -> Iterator[None]:
         raise FileUnavailable(f"{shown}: {reason}") from None
 
 
-def _kind(mode: int | None) -> EntryKind:
-    if mode is None:
-        return "other"
-    if stat.S_ISDIR(mode):
-        return "folder"
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    return "file" if stat.S_ISREG(mode) else "other"
-
-
-def _entry(name: str, path: str, attrs: Any, target: Any = None) -> FileEntry:
-    """An entry from lstat ``attrs``; ``target`` is the stat of what a symlink points to."""
-    is_link = _kind(attrs.permissions) == "symlink"
-    shown = target if is_link and target is not None else attrs
-    mtime = None if shown.mtime is None else datetime.fromtimestamp(shown.mtime, UTC)
-    return FileEntry(
-        name=name,
-        path=path,
-        kind=_kind(shown.permissions),
-        size=shown.size or 0,
-        mtime=mtime,
-        mode=stat.S_IMODE(shown.permissions or 0),
-        is_symlink=is_link,
-    )
-
-
-def _sort_key(entry: FileEntry) -> tuple[bool, str, str]:
-    return (not entry.is_folder, entry.name.casefold(), entry.name)
-
-
 class SftpFiles:
     """Implements FileStore for one cluster over its SSH transport's connections."""
 
@@ -123,7 +106,7 @@ class SftpFiles:
         self._configured = roots
         self._scopes: TtlCache[str, _Scope] = TtlCache(SCOPE_SECONDS)
 
-    async def _scope(self, sftp: Any, user: str) -> _Scope:
+    async def _scope(self, sftp: TimedSftp, user: str) -> _Scope:
         async def load() -> _Scope:
             with _sftp_errors(_("your home folder")):
                 home = clean_path(await sftp.realpath("."), "/")
@@ -135,7 +118,7 @@ class SftpFiles:
         return await self._scopes.get(user, load)
 
     @staticmethod
-    async def _real_or_none(sftp: Any, path: str) -> str | None:
+    async def _real_or_none(sftp: TimedSftp, path: str) -> str | None:
         try:
             return clean_path(await sftp.realpath(path), "/")
         except (asyncssh.SFTPError, InvalidFilePath):
@@ -147,7 +130,7 @@ class SftpFiles:
             raise outside_roots(clean)
         return clean
 
-    async def _resolve(self, sftp: Any, scope: _Scope, clean: str) -> str:
+    async def _resolve(self, sftp: TimedSftp, scope: _Scope, clean: str) -> str:
         """``clean`` with every symlink resolved as the user; refused outside the roots."""
         with _sftp_errors(clean):
             real = await sftp.realpath(clean)
@@ -156,7 +139,7 @@ class SftpFiles:
             raise outside_roots(clean, real)
         return real
 
-    async def _in_parent(self, sftp: Any, scope: _Scope, clean: str) -> str:
+    async def _in_parent(self, sftp: TimedSftp, scope: _Scope, clean: str) -> str:
         """The real path of ``clean``'s last component itself (not followed) in its
         resolved parent; refuses a root, which the portal never renames or deletes."""
         if clean in scope.roots or clean == scope.home:
@@ -175,7 +158,13 @@ class SftpFiles:
         return found
 
     async def list_folder(
-        self, path: str, as_user: str, *, offset: int = 0, limit: int = 200
+        self,
+        path: str,
+        as_user: str,
+        *,
+        offset: int = 0,
+        limit: int = 200,
+        show_hidden: bool = True,
     ) -> FolderPage:
         limit = max(1, min(limit, MAX_PAGE_ENTRIES))
         async with self._ssh.sftp(as_user) as sftp:
@@ -184,24 +173,28 @@ class SftpFiles:
             real = await self._resolve(sftp, scope, clean)
             with _sftp_errors(clean):
                 names = [n for n in await sftp.readdir(real) if n.filename not in (".", "..")]
-                entries = await self._entries(sftp, clean, real, names)
-        entries.sort(key=_sort_key)
-        return FolderPage(clean, tuple(entries[offset : offset + limit]), offset, len(entries))
+                shown = [n for n in names if show_hidden or not _is_hidden(n.filename)]
+                entries = await self._entries(sftp, clean, real, shown)
+        entries.sort(key=sort_key)
+        page = tuple(entries[offset : offset + limit])
+        return FolderPage(clean, page, offset, len(entries), len(names) - len(shown))
 
-    async def _entries(self, sftp: Any, shown: str, real: str, names: list[Any]) -> list[FileEntry]:
+    async def _entries(
+        self, sftp: TimedSftp, shown: str, real: str, names: list[Any]
+    ) -> list[FileEntry]:
         # Only symlinks need a second look, to sort a link to a folder among the folders.
-        links = [n for n in names if _kind(n.attrs.permissions) == "symlink"]
+        links = [n for n in names if kind_of(n.attrs.permissions) == "symlink"]
         targets = await asyncio.gather(
             *(self._target(sftp, posixpath.join(real, n.filename)) for n in links)
         )
         followed = {id(n): t for n, t in zip(links, targets, strict=True)}
         return [
-            _entry(n.filename, posixpath.join(shown, n.filename), n.attrs, followed.get(id(n)))
+            entry_of(n.filename, posixpath.join(shown, n.filename), n.attrs, followed.get(id(n)))
             for n in names
         ]
 
     @staticmethod
-    async def _target(sftp: Any, path: str) -> Any:
+    async def _target(sftp: TimedSftp, path: str) -> Any:
         try:
             return await sftp.stat(path)
         except asyncssh.SFTPError:
@@ -214,37 +207,44 @@ class SftpFiles:
             real = await self._resolve(sftp, scope, clean)
             with _sftp_errors(clean):
                 attrs = await sftp.lstat(real)
-        return _entry(posixpath.basename(clean) or "/", clean, attrs)
+        return entry_of(posixpath.basename(clean) or "/", clean, attrs)
+
+    async def _located(self, sftp: TimedSftp, as_user: str, path: str) -> tuple[str, str]:
+        """``path`` cleaned and checked against the roots, and where it really is."""
+        scope = await self._scope(sftp, as_user)
+        clean = self._clean(scope, path)
+        return clean, await self._resolve(sftp, scope, clean)
 
     async def read(self, path: str, as_user: str, *, offset: int = 0, limit: int) -> FileData:
         async with self._ssh.sftp(as_user) as sftp:
-            scope = await self._scope(sftp, as_user)
-            clean = self._clean(scope, path)
-            real = await self._resolve(sftp, scope, clean)
+            clean, real = await self._located(sftp, as_user, path)
             with _sftp_errors(clean):
+                await regular_file(sftp, real, clean)
                 async with sftp.open(real, "rb") as handle:
-                    size = await self._file_size(handle, clean)
+                    size = int((await opened_regular_file(handle, clean)).size or 0)
                     data = await handle.read(limit, offset) if limit else b""
         return FileData(clean, data, offset, size)
 
-    @staticmethod
-    async def _file_size(handle: Any, shown: str) -> int:
-        attrs = await handle.stat()
-        if _kind(attrs.permissions) == "folder":
-            raise InvalidFilePath(_("%(path)s is a folder.", path=shown))
-        return int(attrs.size or 0)
+    async def open_file(self, path: str, as_user: str, *, chunk: int = 1 << 20) -> OpenedFile:
+        pieces = self._opened(path, as_user, chunk)
+        # Runs until the file is open and checked: a refusal is raised here, not mid-stream.
+        entry = await anext(pieces)
+        assert isinstance(entry, FileEntry)
+        return OpenedFile(entry, _bytes_of(pieces))
 
-    async def stream(
-        self, path: str, as_user: str, *, chunk: int = 1 << 20
-    ) -> AsyncIterator[bytes]:
+    async def _opened(
+        self, path: str, as_user: str, chunk: int
+    ) -> AsyncIterator[FileEntry | bytes]:
+        """The file's entry once it is open, then its bytes; its SFTP session is closed
+        when the bytes end or the caller stops (asyncio finalizes an abandoned generator)."""
         async with self._ssh.sftp(as_user) as sftp:
-            scope = await self._scope(sftp, as_user)
-            clean = self._clean(scope, path)
-            real = await self._resolve(sftp, scope, clean)
+            clean, real = await self._located(sftp, as_user, path)
             with _sftp_errors(clean):
+                await regular_file(sftp, real, clean)
                 async with sftp.open(real, "rb") as handle:
-                    await self._file_size(handle, clean)
-                    async for data in _read_ahead(handle, chunk):
+                    attrs = await opened_regular_file(handle, clean)
+                    yield entry_of(posixpath.basename(clean), clean, attrs)
+                    async for data in read_ahead(handle, chunk):
                         yield data
 
     async def write_part(
@@ -252,23 +252,40 @@ class SftpFiles:
     ) -> int:
         part_name = upload_part_name(upload_id)
         async with self._ssh.sftp(as_user) as sftp:
-            scope = await self._scope(sftp, as_user)
-            clean = self._clean(scope, folder)
-            part = posixpath.join(await self._resolve(sftp, scope, clean), part_name)
+            clean, real = await self._located(sftp, as_user, folder)
+            part, shown = posixpath.join(real, part_name), posixpath.join(clean, part_name)
             with _sftp_errors(clean):
-                if offset:
-                    await self._check_step(sftp, part, offset)
-                async with sftp.open(part, "r+b" if offset else "wb") as handle:
-                    return await _write_blocks(handle, offset, data)
+                before = await self._check_step(sftp, part, shown, offset)
+                if not offset:
+                    await self._start_over(sftp, part)
+                # "x" is O_CREAT|O_EXCL, which never follows a link put back meanwhile.
+                async with sftp.open(part, "r+b" if offset else "xb") as handle:
+                    opened = await opened_regular_file(handle, shown)
+                    if before is not None and not is_same_file(before, opened):
+                        raise changed_meanwhile(shown)
+                    return await write_blocks(handle, offset, data)
 
     @staticmethod
-    async def _check_step(sftp: Any, part: str, offset: int) -> None:
+    async def _start_over(sftp: TimedSftp, part: str) -> None:
+        """Removes whatever holds the part's name; a link is removed, never followed."""
         try:
-            size = (await sftp.stat(part)).size or 0
+            await sftp.remove(part)
         except asyncssh.SFTPNoSuchFile:
-            size = 0
-        if size != offset:
-            raise upload_out_of_step(size, offset)
+            return
+
+    @staticmethod
+    async def _check_step(sftp: TimedSftp, part: str, shown: str, offset: int) -> Any:
+        """The part file's attributes when a piece at ``offset`` continues it (None when
+        the upload starts over): a regular file of exactly ``offset`` bytes."""
+        if not offset:
+            return None
+        try:
+            attrs = await regular_file(sftp, part, shown)
+        except asyncssh.SFTPNoSuchFile:
+            raise upload_out_of_step(0, offset) from None
+        if (attrs.size or 0) != offset:
+            raise upload_out_of_step(attrs.size or 0, offset)
+        return attrs
 
     async def finish_upload(
         self, folder: str, upload_id: str, name: str, size: int, as_user: str, *, replace: bool
@@ -280,28 +297,30 @@ class SftpFiles:
             real = await self._resolve(sftp, scope, clean)
             part, target = posixpath.join(real, part_name), posixpath.join(real, name)
             with _sftp_errors(clean):
-                await self._check_complete(sftp, part, size)
+                await self._check_complete(sftp, part, posixpath.join(clean, part_name), size)
                 await self._refuse_existing(sftp, target, already_there(name, clean), replace)
                 await (sftp.posix_rename if replace else sftp.rename)(part, target)
                 attrs = await sftp.lstat(target)
-        return _entry(name, posixpath.join(clean, name), attrs)
+        return entry_of(name, posixpath.join(clean, name), attrs)
 
     @staticmethod
-    async def _check_complete(sftp: Any, part: str, size: int) -> None:
+    async def _check_complete(sftp: TimedSftp, part: str, shown: str, size: int) -> None:
         try:
-            written = (await sftp.stat(part)).size or 0
+            written = (await regular_file(sftp, part, shown)).size or 0
         except asyncssh.SFTPNoSuchFile:
             raise FileNotFound(_("This upload has no data on the cluster any more.")) from None
         if written != size:
             raise upload_out_of_step(written, size, complete=True)
 
     @staticmethod
-    async def _refuse_existing(sftp: Any, path: str, taken: FileExists, replace: bool) -> None:
+    async def _refuse_existing(
+        sftp: TimedSftp, path: str, taken: FileExists, replace: bool
+    ) -> None:
         try:
             attrs = await sftp.lstat(path)
         except asyncssh.SFTPNoSuchFile:
             return
-        if not replace or _kind(attrs.permissions) == "folder":
+        if not replace or kind_of(attrs.permissions) == "folder":
             raise taken
 
     async def abort_upload(self, folder: str, upload_id: str, as_user: str) -> None:
@@ -326,7 +345,7 @@ class SftpFiles:
                 await self._refuse_existing(sftp, target, already_there(clean), replace=False)
                 await sftp.mkdir(target)
                 attrs = await sftp.lstat(target)
-        return _entry(posixpath.basename(clean), clean, attrs)
+        return entry_of(posixpath.basename(clean), clean, attrs)
 
     async def rename(self, path: str, new_path: str, as_user: str) -> FileEntry:
         async with self._ssh.sftp(as_user) as sftp:
@@ -341,7 +360,7 @@ class SftpFiles:
                 await self._refuse_existing(sftp, target, taken, replace=False)
                 await sftp.rename(source, target)
                 attrs = await sftp.lstat(target)
-        return _entry(posixpath.basename(clean_new), clean_new, attrs)
+        return entry_of(posixpath.basename(clean_new), clean_new, attrs)
 
     async def remove(self, path: str, as_user: str) -> None:
         async with self._ssh.sftp(as_user) as sftp:
@@ -350,7 +369,7 @@ class SftpFiles:
             target = await self._in_parent(sftp, scope, clean)
             with _sftp_errors(clean):
                 attrs = await sftp.lstat(target)
-                if _kind(attrs.permissions) != "folder":
+                if kind_of(attrs.permissions) != "folder":
                     await sftp.remove(target)
                     return
                 async for found in sftp.scandir(target):
@@ -359,38 +378,7 @@ class SftpFiles:
                 await sftp.rmdir(target)
 
 
-async def _read_ahead(handle: Any, chunk: int) -> AsyncIterator[bytes]:
-    """The file's pieces in order, the next one already asked for while one is handed on."""
-    position = 0
-    reading = asyncio.ensure_future(handle.read(chunk, position))
-    try:
-        while data := await reading:
-            position += len(data)
-            reading = asyncio.ensure_future(handle.read(chunk, position))
-            yield data
-    finally:
-        if not reading.done():
-            reading.cancel()
-
-
-async def _write_blocks(handle: Any, offset: int, data: AsyncIterator[bytes]) -> int:
-    """Write ``data`` from ``offset`` in blocks of WRITE_BLOCK, one block travelling to the
-    cluster while the next arrives from the client; returns the end offset."""
-    position, pending = offset, bytearray()
-    writing: asyncio.Future[Any] | None = None
-    try:
-        async for piece in data:
-            pending += piece
-            if len(pending) >= WRITE_BLOCK:
-                if writing is not None:
-                    await writing
-                writing = asyncio.ensure_future(handle.write(bytes(pending), position))
-                position, pending = position + len(pending), bytearray()
-        if writing is not None:
-            await writing
-        if pending:
-            await handle.write(bytes(pending), position)
-        return position + len(pending)
-    finally:
-        if writing is not None and not writing.done():
-            writing.cancel()
+async def _bytes_of(pieces: AsyncIterator[FileEntry | bytes]) -> AsyncIterator[bytes]:
+    async for piece in pieces:
+        assert isinstance(piece, bytes)
+        yield piece

@@ -1,19 +1,19 @@
-"""asyncssh transport: pooled connections per (cluster, user), user certificates, caps.
+"""asyncssh transport: pooled connections per (cluster, user), caps, timeouts.
 
-Users log in with short-lived certificates signed by the cluster's user CA, so the job
-runs under their own Unix identity and nothing per-user is stored. Listing commands use
-the service identity (``service_user`` + ``service_key``).
+Users log in with short-lived certificates signed by the cluster's user CA
+(certificates.py). Listing commands use the service identity (``service_user`` +
+``service_key``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
+import contextlib
 import shlex
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncssh
@@ -26,7 +26,12 @@ from app.scheduler.errors import (
     SchedulerTimeout,
     SchedulerUnavailable,
 )
-from app.scheduler.slurm.commands import check_user
+from app.scheduler.slurm.certificates import UserCertificates
+from app.scheduler.slurm.sftp_timed import TimedSftp
+
+# SFTP sessions kept open per user between operations; more are opened while operations
+# overlap and closed after them, so a user holds few of sshd's MaxSessions when idle.
+SFTP_IDLE_KEPT = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,39 +52,6 @@ class OutputTooLarge(SchedulerError):
     """A command printed more than the transport's output cap."""
 
 
-class UserCertificates:
-    """Mints and caches short-lived SSH user certificates signed by the cluster's CA."""
-
-    def __init__(self, config: ClusterConfig, *, lifetime: int = 300) -> None:
-        self._config = config
-        self._lifetime = lifetime
-        self._ca: Any = None
-        self._cache: dict[str, tuple[float, Any, Any]] = {}
-
-    def credentials_for(self, user: str) -> tuple[Any, Any]:
-        """Return (private key, certificate) for ``user``; refuses root and the Slurm user."""
-        check_user(user)
-        if user in self._config.forbidden_users or user == self._config.service_user:
-            raise PermissionDenied(f"refusing to mint a login certificate for {user!r}")
-        now = time.time()
-        cached = self._cache.get(user)
-        if cached is not None and cached[0] - 60 > now:
-            return cached[1], cached[2]
-        if self._ca is None:
-            self._ca = asyncssh.read_private_key(self._config.user_ca_key)
-        key = asyncssh.generate_private_key("ssh-ed25519")
-        # Backdating covers small clock skew between the portal and the login node.
-        cert = self._ca.generate_user_certificate(
-            key,
-            f"hpc-portal:{user}:{secrets.token_hex(4)}",
-            principals=[user],
-            valid_after=int(now) - 60,
-            valid_before=int(now) + self._lifetime,
-        )
-        self._cache[user] = (now + self._lifetime, key, cert)
-        return key, cert
-
-
 @dataclass(slots=True)
 class _Entry:
     conn: Any
@@ -88,8 +60,26 @@ class _Entry:
     # refused session from costing the connection that carries the others.
     channels: asyncio.Semaphore
     active: int = 0
-    # The user's SFTP session, opened on first use and kept for the connection's life.
-    sftp: Any = None
+    # SFTP sessions no operation is using, ready for the next one (at most SFTP_IDLE_KEPT).
+    idle_sftp: list[Any] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Channel:
+    """A direct-tcpip channel's two streams (asyncssh's SSHReader and SSHWriter, bytes)."""
+
+    reader: Any
+    writer: Any
+    _release: Callable[[], None]
+    _closed: bool = False
+
+    def close(self) -> None:
+        """Close the channel (once) and give its connection back to idle eviction."""
+        if self._closed:
+            return
+        self._closed = True
+        self.writer.close()
+        self._release()
 
 
 class _ChannelClosed(Exception):
@@ -103,19 +93,22 @@ class SshTransport:
         self,
         config: ClusterConfig,
         *,
-        command_timeout: float = 30.0,
+        command_timeout: float | None = None,
         connect_timeout: float = 10.0,
         idle_timeout: float = 300.0,
         output_cap: int = 64 * 1024 * 1024,
         keepalive: float = 30.0,
     ) -> None:
         self.config = config
-        self.command_timeout = command_timeout
+        self.command_timeout = command_timeout or config.ssh_timeout
+        self.sftp_timeout = config.sftp_timeout
         self.connect_timeout = connect_timeout
         self.idle_timeout = idle_timeout
         self.output_cap = output_cap
         self.keepalive = keepalive
         self.certificates = UserCertificates(config)
+        # Per process: with N web workers a busy user may hold up to N connections to the
+        # login node (ADR 0029); nothing in it needs to agree across processes.
         self._pool: dict[tuple[str, str], _Entry] = {}
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
@@ -199,46 +192,121 @@ class SshTransport:
         return b"".join(parts)
 
     @asynccontextmanager
-    async def sftp(self, as_user: str) -> AsyncIterator[Any]:
-        """The user's SFTP session on their pooled connection (asyncssh ``SFTPClient``).
+    async def sftp(self, as_user: str) -> AsyncIterator[TimedSftp]:
+        """An SFTP session of the user's own for one operation, each request under
+        ``sftp_timeout`` (``TimedSftp``).
 
-        One session per connection serves every file request of that user: asyncssh
-        pipelines requests over it. It holds one of the connection's ``ssh_max_sessions``
-        while open, so commands and SFTP together stay within sshd's MaxSessions. The
-        connection counts as busy while the caller holds the session, so a long download
-        is never evicted as idle; a session found lost is dropped and opened again next time.
+        sftp-server answers a session's requests in turn, so operations never share one:
+        a stuck request (a named pipe, a hung file system) holds up its own operation only.
+        A session comes back for the next operation when this one ended cleanly; after a
+        timeout, a lost connection or a cancellation it is closed instead. Each open session
+        holds one of the connection's ``ssh_max_sessions``, so commands and SFTP together
+        stay within sshd's MaxSessions; the connection counts as busy meanwhile, so a long
+        download is never evicted as idle.
         """
         if as_user in self.config.reserved_users:
             raise PermissionDenied(f"refusing to act as {as_user!r} for a user")
-        entry = await self._sftp_entry(as_user)
+        entry, client = await self._sftp_session(as_user)
         entry.active += 1
+        reusable = False
         try:
-            yield entry.sftp
+            yield TimedSftp(client, self.sftp_timeout)
+            reusable = True
         except (asyncssh.SFTPConnectionLost, asyncssh.ConnectionLost, _ChannelClosed) as exc:
             await self._evict((self.config.name, as_user), entry)
             raise SchedulerUnavailable(f"connection lost: {exc}") from exc
+        except SchedulerTimeout:
+            raise
+        except (SchedulerError, asyncssh.SFTPError):
+            # A refusal (no such file, permission denied, outside the roots): the session
+            # answered and is fine.
+            reusable = True
+            raise
         finally:
             entry.active -= 1
             entry.last_used = time.monotonic()
+            self._put_back(entry, client, reusable)
 
-    async def _sftp_entry(self, user: str) -> _Entry:
+    async def open_channel(self, host: str, port: int, as_user: str) -> Channel:
+        """A TCP connection from the login node to ``host:port`` (an SSH direct-tcpip channel
+        on the user's own connection), so the portal needs no route to that host. The
+        connection counts as busy until the channel is closed (``Channel.close``).
+
+        Raises SchedulerUnavailable when sshd or the host refuses it.
+        """
+        if as_user in self.config.reserved_users:
+            raise PermissionDenied(f"refusing to act as {as_user!r} for a user")
+        entry = await self._connection(as_user)
+        try:
+            reader, writer = await asyncio.wait_for(
+                entry.conn.open_connection(host, port), self.connect_timeout
+            )
+        except (asyncssh.Error, OSError, TimeoutError) as exc:
+            if entry.conn.is_closed():
+                await self._evict((self.config.name, as_user), entry)
+            raise SchedulerUnavailable(
+                f"cannot reach {host}:{port} from the login node: {exc}"
+            ) from exc
+        entry.active += 1
+
+        def release() -> None:
+            entry.active -= 1
+            entry.last_used = time.monotonic()
+
+        return Channel(reader, writer, release)
+
+    @asynccontextmanager
+    async def session_slot(self, as_user: str) -> AsyncIterator[Any]:
+        """The user's connection with one of its ``ssh_max_sessions`` held for a long-lived
+        session channel (a terminal) opened on it in the block; busy, so never evicted."""
+        if as_user in self.config.reserved_users:
+            raise PermissionDenied(f"refusing to act as {as_user!r} for a user")
+        entry = await self._connection(as_user)
+        try:
+            await asyncio.wait_for(entry.channels.acquire(), self.connect_timeout)
+        except TimeoutError:
+            raise NotSent("every session of this connection stayed busy") from None
+        entry.active += 1
+        try:
+            yield entry.conn
+        finally:
+            entry.active -= 1
+            entry.last_used = time.monotonic()
+            entry.channels.release()
+
+    def _put_back(self, entry: _Entry, client: Any, reusable: bool) -> None:
+        if reusable and len(entry.idle_sftp) < SFTP_IDLE_KEPT and not entry.conn.is_closed():
+            entry.idle_sftp.append(client)
+            return
+        # A session on a connection already gone may refuse to close: it is gone too.
+        with contextlib.suppress(asyncssh.Error, OSError):
+            client.exit()
+        entry.channels.release()
+
+    async def _sftp_session(self, user: str) -> tuple[_Entry, Any]:
         for attempt in (1, 2):
             entry = await self._connection(user)
-            async with self._locks[(self.config.name, user)]:
-                if entry.sftp is not None:
-                    return entry
-                await entry.channels.acquire()
-                try:
-                    entry.sftp = await asyncio.wait_for(
-                        entry.conn.start_sftp_client(path_errors="surrogateescape"),
-                        self.connect_timeout,
-                    )
-                    return entry
-                except (asyncssh.Error, OSError, TimeoutError) as exc:
-                    entry.channels.release()
+            if entry.idle_sftp:
+                return entry, entry.idle_sftp.pop()
+            try:
+                await asyncio.wait_for(entry.channels.acquire(), self.sftp_timeout)
+            except TimeoutError:
+                raise SchedulerTimeout("every session of this connection stayed busy") from None
+            try:
+                client = await asyncio.wait_for(
+                    entry.conn.start_sftp_client(path_errors="surrogateescape"),
+                    self.connect_timeout,
+                )
+                return entry, client
+            except BaseException as exc:
+                # Cancelled too: the slot must come back, or the connection loses it for good.
+                entry.channels.release()
+                if not isinstance(exc, (asyncssh.Error, OSError, TimeoutError)):
+                    raise
+                if entry.conn.is_closed() or not isinstance(exc, asyncssh.ChannelOpenError):
                     await self._evict((self.config.name, user), entry)
-                    if attempt == 2:
-                        raise SchedulerUnavailable(f"cannot start SFTP: {exc}") from exc
+                if attempt == 2:
+                    raise SchedulerUnavailable(f"cannot start SFTP: {exc}") from exc
         raise AssertionError("unreachable")
 
     async def _connection(self, user: str) -> _Entry:

@@ -1,8 +1,12 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from app.scheduler.config import ClusterConfigError, load_clusters
+from app.scheduler.lsf.adapter import LsfAdapter
+from app.scheduler.registry import UnsupportedScheduler, build_adapter
+from app.scheduler.slurm.adapter import SlurmAdapter
 
 TOML = """
 [clusters.one]
@@ -28,6 +32,14 @@ def test_clusters_file_is_loaded(tmp_path: Path) -> None:
     assert config.log_roots == ("/home",)
     assert not config.is_host_key_checked
     assert config.forbidden_users == {"root", "slurm"}
+    assert config.compute_access == "direct"
+    assert config.scheduler == "slurm"
+
+
+def test_compute_nodes_may_be_reached_through_the_login_node(tmp_path: Path) -> None:
+    path = tmp_path / "clusters.toml"
+    path.write_text(TOML + 'compute_access = "via_login"\n')
+    assert load_clusters(path)["one"].compute_access == "via_login"
 
 
 @pytest.mark.parametrize(
@@ -37,6 +49,10 @@ def test_clusters_file_is_loaded(tmp_path: Path) -> None:
         ('transport = "rest"', 'transport = "carrier-pigeon"'),
         ('jwt_key = "/k/jwt"', ""),
         ('log_roots = ["/home"]', 'log_roots = ["home"]'),
+        ('log_roots = ["/home"]', 'log_roots = ["/home"]\ncompute_access = "through-login"'),
+        ('log_roots = ["/home"]', 'log_roots = ["/home"]\nscheduler = "sge"'),
+        # OpenLava (LSF) has no REST service to reach.
+        ('log_roots = ["/home"]', 'log_roots = ["/home"]\nscheduler = "lsf"'),
     ],
 )
 def test_broken_cluster_entries_are_refused(tmp_path: Path, old: str, new: str) -> None:
@@ -44,3 +60,15 @@ def test_broken_cluster_entries_are_refused(tmp_path: Path, old: str, new: str) 
     path.write_text(TOML.replace(old, new))
     with pytest.raises(ClusterConfigError):
         load_clusters(path)
+
+
+def test_the_scheduler_key_chooses_the_adapter(tmp_path: Path) -> None:
+    path = tmp_path / "clusters.toml"
+    path.write_text(TOML.replace('"rest"', '"ssh"') + 'scheduler = "lsf"\n')
+    config = load_clusters(path)["one"]
+    assert config.scheduler == "lsf"
+    assert isinstance(build_adapter(config), LsfAdapter)
+    slurm = dataclasses.replace(config, scheduler="slurm")
+    assert isinstance(build_adapter(slurm), SlurmAdapter)
+    with pytest.raises(UnsupportedScheduler):
+        build_adapter(dataclasses.replace(config, scheduler="sge"))  # type: ignore[arg-type]

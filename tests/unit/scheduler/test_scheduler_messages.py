@@ -34,13 +34,13 @@ def test_every_marked_sentence_has_a_french_translation() -> None:
 @pytest.mark.parametrize(
     ("script", "french"),
     [
-        ("#SBATCH --tme=5", "sbatch n'a pas d'option --tme (vouliez-vous dire --time ?)"),
+        ("#SBATCH --tme=5", "sbatch n'a pas d'option --tme (vouliez-vous dire --time\u202f?)"),
         ("#SBATCH -y", "sbatch n'a pas d'option -y"),
         ("#SBATCH --mem", "--mem demande une valeur"),
         ("#SBATCH --hold=1", "--hold ne prend pas de valeur"),
         ("#SBATCH --job-name 'x", "un guillemet ' n'est jamais fermé"),
         ("#SBATCH time", "'time' n'est pas une option (les options commencent par - ou --)"),
-        ("#SBATCH --no", "--no est ambiguë : --no-kill ou --no-requeue ou --nodefile ou"),
+        ("#SBATCH --no", "--no est ambiguë\u00a0: --no-kill ou --no-requeue ou --nodefile ou"),
     ],
 )
 def test_what_sbatch_would_refuse_in_a_script_reads_in_french(script: str, french: str) -> None:
@@ -52,10 +52,14 @@ def test_what_sbatch_would_refuse_in_a_script_reads_in_french(script: str, frenc
 @pytest.mark.parametrize(
     ("parse", "text", "french"),
     [
-        (directive_values.time_minutes, "demain", "Valeur de --time invalide : 'demain'"),
-        (directive_values.memory_mb, "beaucoup", "Valeur de mémoire invalide : 'beaucoup'"),
-        (directive_values.node_count, "x", "Valeur de --nodes invalide : 'x' (p. ex. 2 ou 1-4)"),
-        (directive_values.array_tasks, "5-1", "5-1 est décroissant ; écrivez le plus petit"),
+        (directive_values.time_minutes, "demain", "Valeur de --time invalide\u00a0: 'demain'"),
+        (directive_values.memory_mb, "beaucoup", "Valeur de mémoire invalide\u00a0: 'beaucoup'"),
+        (
+            directive_values.node_count,
+            "x",
+            "Valeur de --nodes invalide\u00a0: 'x' (p. ex. 2 ou 1-4)",
+        ),
+        (directive_values.array_tasks, "5-1", "5-1 est décroissant\u202f; écrivez le plus petit"),
         (directive_values.array_tasks, "1-4%0", "%0 ne laisserait aucune tâche s'exécuter"),
         (directive_values.array_tasks, "1-4:0", "1-4:0 a un pas de 0"),
         (directive_values.array_tasks, "x", "utilisez des numéros de tâches comme 1-10"),
@@ -75,7 +79,8 @@ def test_spec_checks_and_a_script_list_read_in_french() -> None:
     assert _french(refused.value.message) == "est hors des dossiers permis"
     listed = "sbatch would refuse this script: line 2: --mem needs a value; line 3: -y x"
     assert _french(listed) == (
-        "sbatch refuserait ce script : ligne 2 : --mem demande une valeur; ligne 3 : -y x"
+        "sbatch refuserait ce script\u00a0: ligne 2\u00a0: --mem demande une valeur\u202f; "
+        "ligne 3\u00a0: -y x"
     )
 
 

@@ -10,8 +10,8 @@ from asyncssh.public_key import CERT_TYPE_USER
 
 from app.scheduler.config import ClusterConfig
 from app.scheduler.errors import PermissionDenied
+from app.scheduler.slurm.certificates import UserCertificates
 from app.scheduler.slurm.rest import RestTokens
-from app.scheduler.slurm.ssh import UserCertificates
 
 
 @pytest.fixture
