@@ -10,7 +10,7 @@ from sqlalchemy import engine_from_config, pool
 
 from app.config import DEFAULT_DATABASE_URL
 from app.db import include_for_dialect, sync_database_url
-from app.models import Base
+from app.models.catalogue import metadata
 
 config = context.config
 
@@ -18,7 +18,7 @@ config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):
     fileConfig(config.config_file_name)
 
-target_metadata = Base.metadata
+target_metadata = metadata
 
 
 def database_url() -> str:

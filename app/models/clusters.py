@@ -23,6 +23,11 @@ class ClusterStatus(Base):
     # The partitions and their capacity as last reported (name, state, limits, nodes, CPUs).
     partitions: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     partitions_at: Mapped[datetime | None]
+    # The nodes (state, resources allocated, features, reason) and the partitions' access
+    # rules as last reported together; the nodes view reads only these (ADR 0025).
+    nodes: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    node_partitions: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    nodes_at: Mapped[datetime | None]
     updated_at: Mapped[datetime] = mapped_column(default=utc_now, onupdate=utc_now)
 
 

@@ -33,6 +33,32 @@ class InteractiveSession(Base):
     port: Mapped[int | None]
     secret: Mapped[str | None] = mapped_column(String(255))
     ready_at: Mapped[datetime | None]
+    # Idleness, as the poller's probe of the app last found it (app/interactive/idle.py):
+    # since when nobody has used it, when it was last asked, when its owner was warned and
+    # of which end, when they chose to keep it, when it was ended for it.
+    idle_since: Mapped[datetime | None]
+    idle_checked_at: Mapped[datetime | None]
+    idle_warned_at: Mapped[datetime | None]
+    idle_ends_at: Mapped[datetime | None]
+    kept_at: Mapped[datetime | None]
+    idle_ended_at: Mapped[datetime | None]
+    # A desktop's: when someone (its owner or a viewer) last had it open through the portal's
+    # bridge, stamped at connect, while the stream lasts and when it closes (its idle probe).
+    viewed_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
 
     job: Mapped[Job] = relationship(lazy="joined")
+
+
+class InteractiveSessionViewer(Base):
+    """A signed-in portal user a desktop's owner lets watch it, view-only, until revoked."""
+
+    __tablename__ = "interactive_session_viewers"
+    __table_args__ = (UniqueConstraint("session_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    session_id: Mapped[int] = mapped_column(
+        ForeignKey("interactive_sessions.id", ondelete="CASCADE")
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(default=utc_now)

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, ForeignKey, Index, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.jobs.state_names import JobStateName
 from app.models.base import Base, one_of, utc_now
+from app.vocabulary.job_states import JobStateName
 
 JOB_STATES = tuple(state.value for state in JobStateName)
 JOB_EVENT_SOURCES = ("submit", "poller", "user", "system")
@@ -66,6 +66,8 @@ class Job(Base):
     """Found in the queue, submitted without the portal (sbatch on the cluster)."""
     retry_of_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
     """The array whose failed tasks this job runs again."""
+    dependency: Mapped[str | None] = mapped_column(String(255))
+    """The ``--dependency`` value it was submitted with (Slurm ids), e.g. ``afterok:123``."""
     name: Mapped[str] = mapped_column(String(200))
     state: Mapped[str] = mapped_column(String(32), default="submitting")
     native_state: Mapped[str | None] = mapped_column(String(64))
@@ -92,6 +94,8 @@ class Job(Base):
     gpus: Mapped[int | None]
     gpu_type: Mapped[str | None] = mapped_column(String(64))
     nodes: Mapped[int | None]
+    chosen_partition: Mapped[str | None] = mapped_column(String(64))
+    """The partition Slurm chose: the default when none was asked for, one of several."""
     # Where it runs or ran, as Slurm writes it (``c[1-2]``); set once the job has started.
     node_list: Mapped[str | None] = mapped_column(String(255))
     array_spec: Mapped[str | None] = mapped_column(String(255))

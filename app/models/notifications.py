@@ -8,7 +8,7 @@ from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, UniqueC
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.models.base import Base, one_of, utc_now
-from app.notifications.events import CHANNELS, NOTIFY_EVENTS
+from app.vocabulary.notify import CHANNELS, NOTIFY_EVENTS
 
 OUTBOX_STATUSES = ("pending", "sent", "failed")
 
@@ -21,7 +21,7 @@ class NotificationRule(Base):
         one_of("event", NOTIFY_EVENTS),
         one_of("channel", CHANNELS),
         CheckConstraint(
-            "channel = 'email' OR (webhook_url IS NOT NULL AND secret IS NOT NULL)",
+            "channel != 'webhook' OR (webhook_url IS NOT NULL AND secret IS NOT NULL)",
             name="webhook_has_url_and_secret",
         ),
         Index("ix_notification_rules_user_id_id", "user_id", "id"),
@@ -59,7 +59,11 @@ class Notification(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     rule_id: Mapped[int] = mapped_column(ForeignKey("notification_rules.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    # None for an allocation notification, which is about a project.
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
+    threshold: Mapped[int | None]
+    """The per cent of its allocation the project reached (allocation notifications)."""
     event: Mapped[str] = mapped_column(String(16))
     # The state the change led to, so a late delivery still tells what happened then.
     job_state: Mapped[str] = mapped_column(String(32))

@@ -12,6 +12,7 @@ from app.models.base import Base, utc_now
 
 class User(Base):
     __tablename__ = "users"
+    __table_args__ = (UniqueConstraint("sso_issuer", "sso_subject"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     login: Mapped[str] = mapped_column(String(64), unique=True)
@@ -23,7 +24,13 @@ class User(Base):
     is_active: Mapped[bool] = mapped_column(default=True)
     # The interface language the user chose; null follows the browser's Accept-Language.
     locale: Mapped[str | None] = mapped_column(String(8))
+    # "light" or "dark"; null follows the browser's prefers-color-scheme.
+    theme: Mapped[str | None] = mapped_column(String(8))
     created_at: Mapped[datetime] = mapped_column(default=utc_now)
+    # The identity provider's own name for this person (``iss`` and ``sub``), bound at the
+    # first single sign-on: a login later given to someone else at the provider is refused.
+    sso_issuer: Mapped[str | None] = mapped_column(String(255))
+    sso_subject: Mapped[str | None] = mapped_column(String(255))
 
     cluster_accounts: Mapped[list[UserClusterAccount]] = relationship(
         back_populates="user", cascade="all, delete-orphan", passive_deletes=True
