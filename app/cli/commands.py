@@ -95,6 +95,7 @@ def submit(client: PortalClient, args: argparse.Namespace) -> ExitCode:
         "template_version": args.version,
         "parameters": parse_parameters(args.parameter),
         "project_id": args.project,
+        "depends_on": script_submit.depends_on(args.dependency),
     }
     # A key per invocation lets a retried request (lost answer) return the same job.
     key = args.idempotency_key or str(uuid.uuid4())
@@ -117,7 +118,7 @@ def submit_script(client: PortalClient, args: argparse.Namespace) -> ExitCode:
 
 def jobs_list(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     params = {"state": args.state, "project_id": args.project, "limit": args.limit}
-    params |= {"q": args.search, "template_id": args.template}
+    params |= {"q": args.search, "template_id": args.template, "cluster": args.cluster}
     params |= {"since": args.since, "until": args.until}
     params["mine"] = "false" if args.projects else "true"
     body = client.get("/jobs", params)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-from app.jobs.state_names import JobStateName
+from app.vocabulary.job_states import JobStateName
 
 
 class ExitCode(enum.IntEnum):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from app.cli import commands, script_submit, sessions
+from app.cli import announcements, commands, nodes, script_submit, sessions, workflows
 from app.cli.client import CliError, PortalClient
 from app.cli.config import ClientConfig, ConfigMissing, load_config, save_config
 from app.cli.exit_codes import EXIT_CODE_HELP, ExitCode
@@ -34,6 +34,7 @@ def _add_job_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     listing.add_argument("--search", help="name contains this, or this Slurm id (169, 169_2)")
     listing.add_argument("--template", type=int, help="only jobs of this template id")
+    listing.add_argument("--cluster", help="only jobs on this cluster")
     listing.add_argument("--since", help="submitted on or after this day (YYYY-MM-DD)")
     listing.add_argument("--until", help="submitted on or before this day (YYYY-MM-DD)")
     listing.add_argument("--limit", type=int, default=50)
@@ -83,6 +84,7 @@ def _add_template_commands(sub: argparse._SubParsersAction[argparse.ArgumentPars
     submit.add_argument("-p", "--parameter", action="append", default=[], metavar="KEY=VALUE")
     submit.add_argument("--version", type=int, help="template version (default: current)")
     submit.add_argument("--project", type=int, help="project id (default: your only project)")
+    submit.add_argument("-d", "--dependency", help=script_submit.DEPENDENCY_HELP)
     submit.add_argument("--idempotency-key", help="resending the same key never submits twice")
     submit.add_argument("--wait", action="store_true", help="wait and exit with the job's result")
     submit.add_argument("--timeout", type=float, help="with --wait: give up after N seconds")
@@ -107,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_template_commands(sub)
     _add_job_commands(sub)
     sessions.add_commands(sub, _json_flag())
+    announcements.add_commands(sub, _json_flag())
+    nodes.add_commands(sub, _json_flag())
+    workflows.add_commands(sub, _json_flag())
     return parser
 
 

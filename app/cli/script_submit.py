@@ -19,6 +19,7 @@ from typing import Any
 from app.cli.client import CliError, PortalClient
 from app.cli.exit_codes import ExitCode
 from app.scheduler import directive_values
+from app.scheduler.dependencies import parse_dependency
 
 
 def is_script_submission(argv: Sequence[str]) -> bool:
@@ -44,6 +45,7 @@ def build_parser(parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("-J", "--job-name")
     parser.add_argument("-a", "--array", help="as sbatch: 1-10, 1-100%%4")
     parser.add_argument("-A", "--account", help="the project's Slurm account")
+    parser.add_argument("-d", "--dependency", help=DEPENDENCY_HELP)
     parser.add_argument("--project", type=int, help="project id (default: your only project)")
     parser.add_argument("--idempotency-key", help="resending the same key never submits twice")
     parser.add_argument("--wait", action="store_true", help="wait and exit with the job's result")
@@ -102,6 +104,7 @@ def body_for(client: PortalClient, args: argparse.Namespace) -> dict[str, Any]:
         "memory_mb": memory,
         "cpus_per_task": args.cpus_per_task,
         "array": args.array,
+        "depends_on": depends_on(args.dependency) or None,
     }
     return {key: value for key, value in body.items() if value is not None}
 
@@ -113,3 +116,25 @@ def submit_script(client: PortalClient, args: argparse.Namespace) -> dict[str, A
         "/jobs", body_for(client, args), headers={"Idempotency-Key": key}
     )
     return job
+
+
+DEPENDENCY_HELP = (
+    "wait for earlier jobs of yours (portal job ids), as sbatch: afterok:12:13, afterany:12, "
+    "afternotok:12, singleton; clauses joined by commas must all hold"
+)
+
+
+def depends_on(text: str | None) -> list[dict[str, Any]]:
+    """The API's ``depends_on`` for a ``--dependency`` value naming portal job ids."""
+    if not text:
+        return []
+    try:
+        clauses = parse_dependency(text)
+        return [
+            {"kind": clause.kind.value, "job_ids": [int(job_id) for job_id in clause.job_ids]}
+            for clause in clauses
+        ]
+    except ValueError as error:
+        raise CliError(
+            f"--dependency {text}: expected e.g. afterok:12:13 or singleton", ExitCode.USAGE
+        ) from error

@@ -11,7 +11,9 @@ from app.cli import output
 from app.cli.client import CliError, PortalClient
 from app.cli.exit_codes import ExitCode
 
-SESSION_COLUMNS = ("id", "app", "state", "job_id", "node", "seconds_left", "connect_url")
+SESSION_COLUMNS = (
+    "id", "app", "state", "job_id", "node", "seconds_left", "idle_ends_at", "connect_url",
+)  # fmt: skip
 APP_COLUMNS = ("name", "title", "description")
 POLL_SECONDS = 3.0
 
@@ -87,6 +89,11 @@ def sessions_end(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     return _emit(args, session, SESSION_COLUMNS)
 
 
+def sessions_keep(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    session = client.post(f"/sessions/{args.session}/keep", {})
+    return _emit(args, session, SESSION_COLUMNS)
+
+
 def add_commands(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], shared: argparse.ArgumentParser
 ) -> None:
@@ -110,6 +117,7 @@ def add_commands(
     for name, run, text in (
         ("connect", sessions_connect, "print the address to open in your browser"),
         ("end", sessions_end, "end a session: its job is cancelled"),
+        ("keep", sessions_keep, "keep a session nobody has used lately from being ended"),
     ):
         parser = sessions.add_parser(name, parents=[shared], help=text)
         parser.add_argument("session", type=int)

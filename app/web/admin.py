@@ -64,7 +64,7 @@ async def create_user(
     return _back(f"/admin/users/{user.id}")
 
 
-@router.get("/users/{user_id}", name="admin_user")
+@router.get("/users/{user_id:int}", name="admin_user")
 async def user_page(
     request: Request,
     user_id: PathId,
@@ -79,7 +79,7 @@ async def user_page(
     return render(request, "admin/user.html", context)
 
 
-@router.post("/users/{user_id}/active", name="admin_user_active")
+@router.post("/users/{user_id:int}/active", name="admin_user_active")
 async def set_active(
     request: Request,
     user_id: PathId,
@@ -91,7 +91,7 @@ async def set_active(
     return _back(f"/admin/users/{user_id}")
 
 
-@router.post("/users/{user_id}/clusters", name="admin_user_cluster")
+@router.post("/users/{user_id:int}/clusters", name="admin_user_cluster")
 async def set_username(
     request: Request,
     user_id: PathId,
@@ -144,7 +144,7 @@ async def create_project(
     return _back(f"/admin/projects/{project.id}")
 
 
-@router.get("/projects/{project_id}", name="admin_project")
+@router.get("/projects/{project_id:int}", name="admin_project")
 async def project_page(
     request: Request, project_id: PathId, actor: SiteAdmin, web: WebContextDep, session: SessionDep
 ) -> Response:
@@ -155,7 +155,7 @@ async def project_page(
     return render(request, "admin/project.html", context)
 
 
-@router.post("/projects/{project_id}/members", name="admin_set_member")
+@router.post("/projects/{project_id:int}/members", name="admin_set_member")
 async def set_member(
     request: Request,
     project_id: PathId,
@@ -169,7 +169,7 @@ async def set_member(
     return _back(f"/admin/projects/{project_id}")
 
 
-@router.post("/projects/{project_id}/members/{user_id}/remove", name="admin_remove_member")
+@router.post("/projects/{project_id:int}/members/{user_id:int}/remove", name="admin_remove_member")
 async def remove_member(
     request: Request, project_id: PathId, user_id: PathId, actor: SiteAdmin, session: SessionDep
 ) -> Response:

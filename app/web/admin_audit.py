@@ -16,11 +16,12 @@ from app.audit import service as audit
 from app.deps import ClustersDep, SessionDep
 from app.errors import ValidationFailed
 from app.i18n import _
-from app.models import AUDIT_SURFACES
-from app.params import FIRST_DAY, LAST_DAY, MAX_ID
+from app.models.audit import AUDIT_SURFACES
+from app.params import MAX_ID
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import build_adapter
 from app.templating import render
+from app.vocabulary.days import FIRST_DAY, LAST_DAY
 from app.web.admin_common import SiteAdmin, page_context, web_origin
 from app.web.auth import WebContextDep, csrf_protected_router
 

@@ -2,27 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import Request
+import httpx
+from fastapi import Depends, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
 from app import i18n
-from app.deps import SessionDep
+from app.deps import (
+    AppsDep,
+    AppServersDep,
+    ClustersDep,
+    JobServiceDep,
+    RegistryDep,
+    SessionDep,
+    SessionmakerDep,
+)
 from app.errors import NotFound, ValidationFailed
 from app.i18n import _, lazy_gettext
 from app.interactive import service
 from app.interactive.definitions import AppDefinition
-from app.interactive.sessions import LaunchForm, describe, own_session, own_sessions, relaunch_form
-from app.models import utc_now
+from app.interactive.sessions import (
+    LaunchForm,
+    describe,
+    ends_asked,
+    own_session,
+    own_sessions,
+    relaunch_form,
+)
+from app.models.base import utc_now
 from app.params import PathId
+from app.scheduler.registry import Schedulers
+from app.submissions.choices import actor_projects
+from app.templating import is_htmx
 from app.users.actor import Actor
+from app.web.app_viewers import sharing_context
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router, web_origin
-from app.web.choices import actor_projects
 from app.web.views import page, redirect
-from app.wiring import services_of
 
 router = csrf_protected_router()
 NUMBERS = ("cores", "memory_gb", "time_minutes", "gpus")
@@ -38,6 +58,9 @@ SHIPPED_DESCRIPTIONS = (
         "Notebooks, a terminal and a file browser, running on a compute node with the "
         "resources you choose."
     ),
+    lazy_gettext(
+        "A remote desktop (XFCE) on a compute node, in your browser, for programs with windows."
+    ),
 )
 
 
@@ -46,43 +69,73 @@ def describe_app(definition: AppDefinition) -> str:
     return i18n.gettext(definition.description) if definition.description else ""
 
 
-def _definition(request: Request, app_name: str) -> AppDefinition:
-    definition = services_of(request.app).apps.get(app_name)
+def _definition(definitions: Mapping[str, AppDefinition], app_name: str) -> AppDefinition:
+    definition = definitions.get(app_name)
     if definition is None:
         raise NotFound(_("No such app."))
     return definition
 
 
-async def _refreshed(request: Request, session: AsyncSession, actor: Actor) -> list[Any]:
+@dataclass(frozen=True, slots=True)
+class _Apps:
+    """The apps and what asking their servers takes, as the wiring built them."""
+
+    definitions: Mapping[str, AppDefinition]
+    registry: Schedulers
+    servers: httpx.AsyncClient
+
+
+async def _apps(definitions: AppsDep, registry: RegistryDep, servers: AppServersDep) -> _Apps:
+    return _Apps(definitions, registry, servers)
+
+
+async def _refreshed(session: AsyncSession, actor: Actor, apps: _Apps) -> list[Any]:
     """The actor's sessions, each starting one asked once whether its server answers."""
-    services = services_of(request.app)
     rows = await own_sessions(session, actor)
-    await service.refresh_all(
-        session, actor, rows, services.apps, services.schedulers, services.http
-    )
+    await service.refresh_all(session, actor, rows, apps.definitions, apps.registry, apps.servers)
     now = utc_now()
-    return [describe(row, services.apps, now) for row in rows]
+    asked = await ends_asked(session, actor, rows)
+    return [describe(row, apps.definitions, now, asked) for row in rows]
 
 
 def _refresh_trigger(states: set[str]) -> str | None:
-    if states & {"queued", "starting"}:
+    if states & {"queued", "starting", "ending"}:
         return REFRESH_WAITING
     return REFRESH_RUNNING if "running" in states else None
 
 
-@router.get("/apps", name="apps")
-async def apps_page(
-    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep
+async def _apps_page(
+    request: Request,
+    session: AsyncSession,
+    actor: Actor,
+    web: WebContext,
+    apps: _Apps,
+    block: str | None,
 ) -> Response:
-    views = await _refreshed(request, session, actor)
+    views = await _refreshed(session, actor, apps)
     context = {
-        "apps": sorted(services_of(request.app).apps.values(), key=lambda a: a.title),
+        "apps": sorted(apps.definitions.values(), key=lambda a: a.title),
         "sessions": views,
-        "poll_trigger": _refresh_trigger({view.state for view in views}),
+        "poll_trigger": _refresh_trigger(
+            {"ending" if view.is_ending else view.state for view in views}
+        ),
         "describe_app": describe_app,
     }
-    block = "app_sessions" if request.query_params.get("fragment") == "sessions" else None
+    if block is None:
+        context |= await sharing_context(session, actor, apps.definitions)
     return page(request, web, "apps/index.html", context, block=block)
+
+
+@router.get("/apps", name="apps")
+async def apps_page(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    apps: Annotated[_Apps, Depends(_apps)],
+) -> Response:
+    block = "app_sessions" if request.query_params.get("fragment") == "sessions" else None
+    return await _apps_page(request, session, actor, web, apps, block)
 
 
 async def _form_page(
@@ -118,10 +171,11 @@ async def launch_form(
     session: SessionDep,
     actor: CurrentUser,
     web: WebContextDep,
+    definitions: AppsDep,
     app_name: str,
     relaunch: int | None = None,
 ) -> Response:
-    definition = _definition(request, app_name)
+    definition = _definition(definitions, app_name)
     earlier = None
     if relaunch is not None:
         earlier = relaunch_form(await own_session(session, actor, relaunch))
@@ -155,18 +209,22 @@ def _read_form(form: FormData) -> tuple[LaunchForm | None, dict[str, Any], dict[
 
 @router.post("/apps/{app_name}", name="app_launch_post")
 async def launch(
-    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep, app_name: str
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    definitions: AppsDep,
+    clusters: ClustersDep,
+    registry: RegistryDep,
+    jobs: JobServiceDep,
+    app_name: str,
 ) -> Response:
-    definition = _definition(request, app_name)
+    definition = _definition(definitions, app_name)
     form, values, errors = _read_form(await request.form())
     try:
         if form is None:
             raise ValidationFailed(_("Some values are not valid."), fields=errors)
-        services = services_of(request.app)
-        home = await service.home_for(
-            session, actor, form.project_id, services.clusters, services.schedulers
-        )
-        jobs = services.jobs
+        home = await service.home_for(session, actor, form.project_id, clusters, registry)
         await service.launch(
             session, actor, jobs, definition, form, home, origin=web_origin(request)
         )
@@ -180,9 +238,27 @@ async def launch(
 
 @router.post("/apps/sessions/{session_id:int}/end", name="app_session_end")
 async def end_session(
-    request: Request, session: SessionDep, actor: CurrentUser, session_id: PathId
+    request: Request,
+    sessionmaker: SessionmakerDep,
+    actor: CurrentUser,
+    jobs: JobServiceDep,
+    session_id: PathId,
 ) -> Response:
-    row = await own_session(session, actor, session_id)
-    jobs = services_of(request.app).jobs
-    await service.end(jobs, actor, row, origin=web_origin(request))
+    await service.end_own(sessionmaker, jobs, actor, session_id, origin=web_origin(request))
     return redirect(request, str(request.url_for("apps")))
+
+
+@router.post("/apps/sessions/{session_id:int}/keep", name="app_session_keep")
+async def keep_session(
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    apps: Annotated[_Apps, Depends(_apps)],
+    session_id: PathId,
+) -> Response:
+    """ "Keep it": the idle clock starts again; htmx gets the sessions list back."""
+    await service.keep(session, actor, session_id, utc_now())
+    if not is_htmx(request):
+        return redirect(request, str(request.url_for("apps")))
+    return await _apps_page(request, session, actor, web, apps, "app_sessions")

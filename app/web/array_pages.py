@@ -11,17 +11,14 @@ from fastapi import Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import release_connection
-from app.deps import SessionDep
+from app.deps import JobServiceDep
 from app.jobs import tasks
 from app.jobs.end_causes import format_seconds
-from app.models import Job
-from app.models.jobs import JOB_STATES
+from app.models.jobs import JOB_STATES, Job
 from app.params import PathId
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, csrf_protected_router, web_origin
-from app.web.submission import job_service_of
 from app.web.views import redirect
 
 router = csrf_protected_router()
@@ -43,7 +40,7 @@ def _row(task: Job) -> TaskRow:
     return TaskRow(
         id=task.id,
         index=task.array_task_id,
-        badge=view.state_badge(task.state),
+        badge=view.task_state_badge(task.state),
         exit_code="—" if task.exit_code is None else str(task.exit_code),
         elapsed=format_seconds(task.elapsed_seconds),
         has_separate_errors=bool(task.stderr_path and task.stderr_path != task.stdout_path),
@@ -58,7 +55,7 @@ def _wanted(task_state: str | None) -> tuple[str, ...]:
 
 def _counts(counts: dict[str, int]) -> list[tuple[str, str, int]]:
     """(state, label, count) in the order states are listed, for the filter links."""
-    return [(s, view.state_badge(s).label, counts[s]) for s in JOB_STATES if counts.get(s)]
+    return [(s, view.task_state_badge(s).label, counts[s]) for s in JOB_STATES if counts.get(s)]
 
 
 async def task_context(
@@ -84,11 +81,9 @@ async def task_context(
     }
 
 
-@router.post("/jobs/{job_id}/retry-failed", name="job_retry_failed")
+@router.post("/jobs/{job_id:int}/retry-failed", name="job_retry_failed")
 async def retry_failed(
-    request: Request, session: SessionDep, actor: CurrentUser, job_id: PathId
+    request: Request, service: JobServiceDep, actor: CurrentUser, job_id: PathId
 ) -> Response:
-    await release_connection(session)
-    service = job_service_of(request)
     retry = await service.retry_failed_tasks(actor, job_id, origin=web_origin(request))
     return redirect(request, f"/jobs/{retry.id}")

@@ -16,12 +16,14 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import Response
 from itsdangerous import BadSignature, TimestampSigner
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import HTTPConnection
 
 from app import i18n
+from app.announcements import service as announcements
 from app.audit.service import Origin
-from app.deps import SessionDep
+from app.db import unit_of_work
+from app.deps import SessionmakerDep
 from app.errors import Forbidden
 from app.i18n import _
 from app.templating import is_htmx
@@ -34,6 +36,11 @@ from app.wiring import services_of
 
 SESSION_COOKIE = "portal_session"
 ANON_CSRF_COOKIE = "portal_csrf"
+# Over TLS the portal's cookies are named __Host-…: a browser keeps such a cookie only when
+# this very host set it, Secure and without a Domain, so no other host under the same parent
+# domain (an interactive app's host above all) can plant or replace it; the bare names are
+# then ignored. Plain HTTP has no such guarantee (ADR 0019).
+HOST_ONLY_PREFIX = "__Host-"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -56,8 +63,21 @@ def _signer(request: HTTPConnection, purpose: str) -> TimestampSigner:
     return TimestampSigner(_secret(request), salt=f"hpc-portal.{purpose}")
 
 
+def _sent_once(request: HTTPConnection, name: str) -> str | None:
+    """The cookie's value if the browser sent exactly one of that name.
+
+    The portal never sets a Domain, so a second cookie of its name was planted for a parent
+    domain by another host (over plain HTTP, where __Host- names are not available). Which
+    of the two is the portal's own cannot be told, so neither is believed: the visitor is
+    signed out rather than signed in as whoever planted theirs.
+    """
+    pairs = (pair for value in request.headers.getlist("cookie") for pair in value.split(";"))
+    found = [pair.split("=", 1) for pair in pairs if pair.split("=", 1)[0].strip() == name]
+    return found[0][1].strip() if len(found) == 1 and len(found[0]) == 2 else None
+
+
 def _unsign(request: HTTPConnection, cookie: str, purpose: str) -> str | None:
-    value = request.cookies.get(cookie)
+    value = _sent_once(request, cookie_name(request, cookie))
     if not value:
         return None
     try:
@@ -116,29 +136,48 @@ def known_web_context(request: Request) -> WebContext | None:
     return cached
 
 
-async def get_web_context(request: Request, session: SessionDep) -> WebContext:
+def _is_full_page(request: Request) -> bool:
+    """A request answered with a whole page: not an htmx fragment, not an event stream."""
+    accepted = request.headers.get("accept", "")
+    return not is_htmx(request) and "text/event-stream" not in accepted
+
+
+async def get_web_context(request: Request, sessionmaker: SessionmakerDep) -> WebContext:
+    """Who is browsing, found in a short transaction of its own (the "last seen" touch
+    included) that ends before the route runs: the request's own session stays unused, so
+    a route that only calls a cluster holds no connection and no lock while it waits."""
     cached = known_web_context(request)
     if cached is not None:
         return cached
-    context = (
-        await _from_session(request, session)
-        or await _from_proxy(request, session)
-        or _anonymous(request)
-    )
+    async with unit_of_work(sessionmaker) as session:
+        context = await _from_session(request, session) or await _from_proxy(request, session)
+        if context is not None and context.actor is not None and _is_full_page(request):
+            # Every full page shows the announcements its reader has not dismissed.
+            request.state.banner = await announcements.banner(session, context.actor)
+    context = context or _anonymous(request)
     request.state.web_context = context
     if context.actor is not None:
         # The user's own setting outranks the browser's language (LocaleMiddleware).
         i18n.set_locale(context.actor.locale)
+        request.state.theme = context.actor.theme
     return context
 
 
 WebContextDep = Annotated[WebContext, Depends(get_web_context)]
 
 
-async def connection_actor(connection: HTTPConnection, session: AsyncSession) -> Actor | None:
-    """Who opened ``connection`` (a WebSocket too), from the session cookie or a trusted proxy."""
-    context = await _from_session(connection, session) or await _from_proxy(connection, session)
-    return context.actor if context else None
+async def signed_in_context(
+    connection: HTTPConnection, sessionmaker: async_sessionmaker[AsyncSession]
+) -> WebContext | None:
+    """The signed-in visitor of a connection no page dependency serves (a WebSocket), found
+    in a short transaction of its own; None for anyone else. Their language is set too."""
+    async with unit_of_work(sessionmaker) as session:
+        context = await _from_session(connection, session)
+        context = context or await _from_proxy(connection, session)
+    if context is None or context.actor is None:
+        return None
+    i18n.set_locale(context.actor.locale)
+    return context
 
 
 async def _submitted_csrf(request: Request) -> str:
@@ -185,16 +224,35 @@ async def require_actor(request: Request, context: WebContextDep) -> Actor:
 
 
 CurrentUser = Annotated[Actor, Depends(require_actor)]
+
+
+async def require_signed_in_before_body(request: Request) -> None:
+    """Send an anonymous visitor to sign in before any of their body is read.
+
+    FastAPI parses form and file parameters before it runs any dependency, and the CSRF
+    check reads the form; so who is sending is settled here, from the layer that hands out
+    the body (``app.request_bodies``); ``get_web_context`` reads it in a short transaction
+    of its own and keeps it for the rest of the request."""
+    context = await get_web_context(request, services_of(request.app).sessionmaker)
+    await require_actor(request, context)
+
+
 WebActor = CurrentUser
 
 
-def is_secure_request(request: Request) -> bool:
-    return request.url.scheme == "https" or get_web_settings(request).secure_cookies
+def is_secure_request(request: HTTPConnection) -> bool:
+    is_tls = request.url.scheme in ("https", "wss")
+    return is_tls or get_web_settings(request).secure_cookies
+
+
+def cookie_name(request: HTTPConnection, name: str) -> str:
+    """The name the portal's cookie ``name`` has on this request (see HOST_ONLY_PREFIX)."""
+    return f"{HOST_ONLY_PREFIX}{name}" if is_secure_request(request) else name
 
 
 def set_session_cookie(request: Request, response: Response, token: str) -> None:
     response.set_cookie(
-        SESSION_COOKIE,
+        cookie_name(request, SESSION_COOKIE),
         _signer(request, "session").sign(token).decode(),
         max_age=int(sessions.SESSION_LIFETIME.total_seconds()),
         httponly=True,
@@ -208,7 +266,7 @@ def set_anon_csrf_cookie(request: Request, response: Response, context: WebConte
     if context.new_anon_secret is None:
         return
     response.set_cookie(
-        ANON_CSRF_COOKIE,
+        cookie_name(request, ANON_CSRF_COOKIE),
         _signer(request, "anon-csrf").sign(context.new_anon_secret).decode(),
         httponly=True,
         samesite="lax",
@@ -219,7 +277,11 @@ def set_anon_csrf_cookie(request: Request, response: Response, context: WebConte
 
 def clear_session_cookie(request: Request, response: Response) -> None:
     response.delete_cookie(
-        SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=is_secure_request(request)
+        cookie_name(request, SESSION_COOKIE),
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=is_secure_request(request),
     )
 
 

@@ -6,32 +6,37 @@ the primary key, with the project name and array task counts inside it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.deps import SessionDep
-from app.i18n import _, ngettext
-from app.interactive.sessions import describe, own_sessions
+from app.announcements import service as announcements
+from app.deps import AppsDep, ClusterNamesDep, SessionDep, SettingsDep
+from app.i18n import _, format_number, ngettext
+from app.interactive.definitions import AppDefinition
+from app.interactive.sessions import describe, ends_asked, own_sessions
 from app.job_templates import service as job_templates
 from app.job_templates.values import format_duration
 from app.jobs import listing, repository, states
 from app.jobs.end_causes import format_seconds
 from app.jobs.listing import ListQuery
-from app.models import ClusterStatus, utc_now
+from app.models.base import utc_now
+from app.models.clusters import ClusterStatus
 from app.models.jobs import JOB_STATES
 from app.projects import service as projects
+from app.reports.allocation import member_burndowns
+from app.reports.burndown_chart import summary as burndown_summary
 from app.users.actor import Actor
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, WebContextDep
 from app.web.views import page
-from app.wiring import Services, services_of
 
 PAGE_SIZE = 50
 RECENT_JOBS = 10
@@ -207,13 +212,32 @@ def _limit(minutes: Any) -> str:
 
 
 def _idle(idle: Any, total: Any) -> str:
-    return _("%(idle)s of %(total)s idle", idle=idle, total=total)
+    count = idle if isinstance(idle, int) else 0
+    return ngettext(
+        "%(idle)s of %(total)s idle",
+        "%(idle)s of %(total)s idle",
+        count,
+        idle=format_number(count) if isinstance(idle, int) else idle,
+        total=format_number(total) if isinstance(total, int) else total,
+    )
+
+
+def _partition_state(state: str) -> str:
+    """Slurm's partition states (sinfo's %a) in words; one it does not name is shown as is."""
+    words = {
+        "up": _("available"),
+        "down": _("down"),
+        "drain": _("draining"),
+        "inact": _("inactive"),
+        "inactive": _("inactive"),
+    }
+    return words.get(state.lower().rstrip("*"), state)
 
 
 def _partition_view(record: dict[str, Any]) -> PartitionView:
     return PartitionView(
         name=str(record.get("name", "?")),
-        state=str(record.get("state", "")),
+        state=_partition_state(str(record.get("state", ""))),
         is_default=bool(record.get("is_default")),
         max_time=_limit(record.get("max_minutes")),
         default_time=_limit(record.get("default_minutes")),
@@ -249,24 +273,33 @@ async def cluster_views(
     return [_cluster_view(name, rows.get(name), poll_interval) for name in names]
 
 
-async def _live_sessions(session: AsyncSession, actor: Actor, services: Services) -> list[Any]:
+async def _live_sessions(
+    session: AsyncSession, actor: Actor, definitions: Mapping[str, AppDefinition]
+) -> list[Any]:
     """The actor's sessions that have not ended, as the dashboard lists them."""
     now = utc_now()
     rows = await own_sessions(session, actor, live_only=True)
-    return [describe(row, services.apps, now) for row in rows]
+    asked = await ends_asked(session, actor, rows)
+    return [describe(row, definitions, now, asked) for row in rows]
 
 
 @router.get("/dashboard", name="dashboard")
 async def dashboard(
-    request: Request, session: SessionDep, actor: CurrentUser, web: WebContextDep
+    request: Request,
+    session: SessionDep,
+    actor: CurrentUser,
+    web: WebContextDep,
+    definitions: AppsDep,
+    cluster_names: ClusterNamesDep,
+    settings: SettingsDep,
+    cluster: Annotated[str, Query(max_length=64)] = "",
 ) -> Response:
-    running, _ = await history_page(
-        session, actor, HistoryFilters(mine_only=True, active_only=True), None
-    )
+    chosen = cluster if cluster in cluster_names else None
+    mine = HistoryFilters(mine_only=True, cluster=chosen)
+    running, _ = await history_page(session, actor, replace(mine, active_only=True), None)
     recent, _ = await history_page(
-        session, actor, HistoryFilters(mine_only=True, finished_only=True), None, RECENT_JOBS
+        session, actor, replace(mine, finished_only=True), None, RECENT_JOBS
     )
-    services = services_of(request.app)
     context = {
         "user": actor,
         "running": running,
@@ -274,10 +307,15 @@ async def dashboard(
         "polls": any(not row.badge.is_terminal for row in [*running, *recent]),
         "poll_trigger": "every 3s",
         "templates": await template_links(session, actor),
-        "sessions": await _live_sessions(session, actor, services),
-        "clusters": await cluster_views(
-            session, list(services.cluster_names), services.settings.poll_interval
-        ),
+        "sessions": await _live_sessions(session, actor, definitions),
+        "clusters": await cluster_views(session, list(cluster_names), settings.poll_interval),
+        "cluster": chosen,
     }
     block = "dashboard_jobs" if request.query_params.get("fragment") == "jobs" else None
+    if block is None:
+        context["announcements"] = await announcements.shown(session, actor)
+        context["projects"] = [
+            (found, burndown_summary(found))
+            for found in await member_burndowns(session, actor, utc_now().date())
+        ]
     return page(request, web, "dashboard/index.html", context, block=block)

@@ -3,6 +3,7 @@ failing command on a cluster never holds the dashboard up."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from babel.numbers import get_decimal_symbol, get_group_symbol
@@ -74,9 +75,8 @@ def format_bytes(amount: int) -> str:
     """Binary units, one decimal below 100: ``2.1 GiB``, ``512 MiB``."""
     value, unit = binary_scale(amount)
     if unit == "B":
-        return f"{amount} B"
-    shown = f"{value:.1f}".removesuffix(".0") if value < 100 else f"{value:.0f}"
-    return f"{_in_locale(shown)} {unit}"
+        return i18n.format_units(amount, "B", "#,##0")
+    return i18n.format_units(value, unit, "#,##0.#" if value < 100 else "#,##0")
 
 
 def format_count(amount: int) -> str:
@@ -116,10 +116,27 @@ def figure_view(figures: QuotaFigures, *, is_space: bool) -> FigureView:
     return FigureView(text, level, shown, label, ", ".join(notes))
 
 
+# Quota tools name a filesystem with whose quota it is: ``/home (user alice)``.
+_OWNED = re.compile(r"(?P<where>.+) \((?P<kind>user|group|project) (?P<name>[^()\s]+)\)")
+
+
+def filesystem_label(label: str) -> str:
+    """The tool's label with its "(user alice)" in the reader's language."""
+    found = _OWNED.fullmatch(label)
+    if found is None:
+        return label
+    where, name = found["where"], found["name"]
+    if found["kind"] == "user":
+        return _("%(filesystem)s (user %(name)s)", filesystem=where, name=name)
+    if found["kind"] == "group":
+        return _("%(filesystem)s (group %(name)s)", filesystem=where, name=name)
+    return _("%(filesystem)s (project %(name)s)", filesystem=where, name=name)
+
+
 def filesystem_view(usage: FilesystemUsage) -> FilesystemView:
     level = worst_level(usage)
     return FilesystemView(
-        label=usage.label,
+        label=filesystem_label(usage.label),
         level=level,
         status=_status(level, usage.is_over),
         tone=_TONES.get(level, "ok"),

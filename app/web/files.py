@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import quote, urlencode
 
 from babel.numbers import format_decimal
@@ -20,9 +20,9 @@ from app import i18n
 from app.deps import ClusterNamesDep, FilesServiceDep
 from app.errors import NotFound
 from app.files.service import PAGE_SIZE, UPLOAD_PART_BYTES, FilesService, format_size
-from app.i18n import _, pgettext
-from app.jobs.logs import LogStream, default_log_path, expand_log_path
-from app.models import Job
+from app.i18n import _, ngettext, pgettext
+from app.jobs.logs import LogStream, default_log_path, expand_log_path, is_array_parent
+from app.models.jobs import Job
 from app.scheduler.file_paths import display_name, has_plain_name, is_under_roots
 from app.scheduler.files import MAX_PAGE_ENTRIES, FileEntry, FileRoot, FolderPage
 from app.web.auth import CurrentUser, WebContextDep
@@ -76,6 +76,12 @@ def root_label(root: FileRoot) -> str:
     return pgettext("file root", "Home") if root.label == "Home" else root.label
 
 
+def tab_label(root: FileRoot) -> str | None:
+    """Words above a root's path on its tab: only the home has a name of its own, so that
+    "Home" beside "/home" reads as the user's folder and the folder of all homes."""
+    return _("My home folder") if root.label == "Home" else None
+
+
 def entry_row(cluster: str, entry: FileEntry) -> EntryRow:
     # A name that is not UTF-8 cannot be put in a URL and read back: shown, not linked.
     addressable = has_plain_name(entry.name)
@@ -115,7 +121,36 @@ def _count(number: int) -> str:
     return format_decimal(number, locale=i18n.current_locale())
 
 
-def paging(cluster: str, folder: FolderPage, limit: int) -> dict[str, Any]:
+# What the folder page says after a change, the changed entry's name in ``name``.
+DONE = Literal["uploaded", "renamed", "deleted", "created"]
+
+
+def done_message(done: DONE, name: str) -> str:
+    if done == "uploaded":
+        return _("Uploaded %(name)s.", name=name)
+    if done == "renamed":
+        return _("Renamed to %(name)s.", name=name)
+    if done == "created":
+        return _("Created the folder %(name)s.", name=name)
+    return _("Deleted %(name)s.", name=name)
+
+
+def hidden_toggle(cluster: str, folder: FolderPage, show_hidden: bool) -> dict[str, str] | None:
+    """The link that shows or hides the entries whose names start with a dot."""
+    if show_hidden:
+        return {"href": files_url(cluster, folder.path), "label": _("Hide hidden files")}
+    if not folder.hidden:
+        return None
+    label = ngettext(
+        "Show %(number)s hidden file",
+        "Show %(number)s hidden files",
+        folder.hidden,
+        number=_count(folder.hidden),
+    )
+    return {"href": files_url(cluster, folder.path, hidden=1), "label": label}
+
+
+def paging(cluster: str, folder: FolderPage, limit: int, more: dict[str, int]) -> dict[str, Any]:
     first = folder.offset + 1 if folder.entries else 0
     last = folder.offset + len(folder.entries)
     previous = max(0, folder.offset - limit)
@@ -128,12 +163,12 @@ def paging(cluster: str, folder: FolderPage, limit: int) -> dict[str, Any]:
         )
         if folder.total
         else _("No entries."),
-        "previous_href": files_url(cluster, folder.path, offset=previous, limit=limit)
+        "previous_href": files_url(cluster, folder.path, "", offset=previous, limit=limit, **more)
         if folder.offset
         else None,
         "next_href": None
         if folder.next_offset is None
-        else files_url(cluster, folder.path, offset=folder.next_offset, limit=limit),
+        else files_url(cluster, folder.path, "", offset=folder.next_offset, limit=limit, **more),
     }
 
 
@@ -156,6 +191,9 @@ async def folder_page(
     path: PathQuery = "",
     offset: OffsetQuery = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_ENTRIES)] = PAGE_SIZE,
+    hidden: bool = False,
+    done: DONE | None = None,
+    name: Annotated[str, Query(max_length=255)] = "",
 ) -> Response:
     roots = await service.roots(actor, cluster)
     if not path:
@@ -167,12 +205,20 @@ async def folder_page(
     entry = await service.stat(actor, cluster, path)
     if not entry.is_folder:
         return RedirectResponse(files_url(cluster, entry.path, "view"), status_code=303)
-    folder = await service.folder(actor, cluster, path, offset, limit)
-    return page(request, web, "files/folder.html", folder_context(cluster, folder, roots, limit))
+    folder = await service.folder(actor, cluster, path, offset, limit, show_hidden=hidden)
+    context = folder_context(cluster, folder, roots, limit, show_hidden=hidden)
+    if done and name and "/" not in name:
+        context.update(message=done_message(done, name), marked=None if done == "deleted" else name)
+    return page(request, web, "files/folder.html", context)
 
 
 def folder_context(
-    cluster: str, folder: FolderPage, roots: Sequence[FileRoot], limit: int
+    cluster: str,
+    folder: FolderPage,
+    roots: Sequence[FileRoot],
+    limit: int,
+    *,
+    show_hidden: bool = False,
 ) -> dict[str, Any]:
     current = holding_root(folder.path, roots)
     return {
@@ -180,12 +226,18 @@ def folder_context(
         "path": folder.path,
         "shown_path": display_name(folder.path),
         "tabs": [
-            (root_label(root), files_url(cluster, root.path), root == current, root.label != "Home")
+            (
+                tab_label(root),
+                display_name(root.path),
+                files_url(cluster, root.path),
+                root == current,
+            )
             for root in roots
         ],
         "crumbs": crumbs(cluster, folder.path, roots),
         "rows": [entry_row(cluster, entry) for entry in folder.entries],
-        "paging": paging(cluster, folder, limit),
+        "paging": paging(cluster, folder, limit, {"hidden": 1} if show_hidden else {}),
+        "hidden_toggle": hidden_toggle(cluster, folder, show_hidden),
         "upload_part_bytes": UPLOAD_PART_BYTES,
     }
 
@@ -248,6 +300,10 @@ def job_file_links(service: FilesService, job: Job, username: str | None) -> lis
     if not username or not job.slurm_job_id:
         return []
     wanted = [(_("Working folder"), job.work_dir, "")]
+    if is_array_parent(job):
+        # Each task writes its own files; the array as a whole has none (%a has no value).
+        folder = _browsable(service, job.cluster, wanted)
+        return [*folder, (_("Each task's output"), "#array-tasks")]
     streams: tuple[tuple[LogStream, str], ...] = (
         ("stdout", _("Output file")),
         ("stderr", _("Error file")),
@@ -258,8 +314,14 @@ def job_file_links(service: FilesService, job: Job, username: str | None) -> lis
         if stream == "stderr" and path == wanted[-1][1]:
             continue
         wanted.append((label, path, "view"))
+    return _browsable(service, job.cluster, wanted)
+
+
+def _browsable(
+    service: FilesService, cluster: str, wanted: list[tuple[str, str | None, str]]
+) -> list[tuple[str, str]]:
     return [
-        (label, files_url(job.cluster, path, action))
+        (label, files_url(cluster, path, action))
         for label, path, action in wanted
-        if path and service.is_browsable(job.cluster, path)
+        if path and service.is_browsable(cluster, path)
     ]

@@ -98,7 +98,8 @@ async def rename(
         return await _change_page(
             request, web, service, actor, cluster, path, "rename", error.detail, error.status_code
         )
-    return redirect(request, files_url(cluster, posixpath.dirname(path)))
+    folder = posixpath.dirname(path)
+    return redirect(request, files_url(cluster, folder, done="renamed", name=new_name))
 
 
 @router.post("/files/{cluster}/delete", name="files_delete")
@@ -116,7 +117,8 @@ async def delete(
         return await _change_page(
             request, web, service, actor, cluster, path, "delete", error.detail, error.status_code
         )
-    return redirect(request, files_url(cluster, posixpath.dirname(path)))
+    name = posixpath.basename(path)
+    return redirect(request, files_url(cluster, posixpath.dirname(path), done="deleted", name=name))
 
 
 @router.post("/files/{cluster}/mkdir", name="files_mkdir")
@@ -130,7 +132,7 @@ async def make_folder(
 ) -> Response:
     """Errors (a bad name, one already there) come back as the error page says them."""
     await service.make_folder(actor, cluster, posixpath.join(path, name))
-    return redirect(request, files_url(cluster, path))
+    return redirect(request, files_url(cluster, path, done="created", name=name))
 
 
 def _json_error(error: PortalError) -> JSONResponse:
@@ -177,7 +179,11 @@ async def upload_complete(
         )
     except PortalError as error:
         return _json_error(error)
-    return JSONResponse({"path": entry.path, "href": files_url(cluster, entry.path, "view")})
+    # The folder page it came from, listing the new file marked and saying it arrived.
+    shown = files_url(cluster, folder, done="uploaded", name=posixpath.basename(entry.path))
+    return JSONResponse(
+        {"path": entry.path, "href": files_url(cluster, entry.path, "view"), "folder_href": shown}
+    )
 
 
 @router.delete("/files/{cluster}/uploads/{upload_id}", name="files_upload_abort")

@@ -7,30 +7,31 @@ re-rendered without ``hx-trigger`` once everything in it has ended, which stops 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import release_connection
-from app.deps import JobServiceDep, SessionDep
+from app.deps import ClusterNamesDep, JobServiceDep, RegistryDep, SessionDep
 from app.errors import ValidationFailed
 from app.i18n import _
 from app.job_templates.values import format_duration, format_memory, parse_duration, parse_memory
 from app.jobs import service as jobs
 from app.jobs.service import script_digest
 from app.models.jobs import JOB_STATES
-from app.params import MAX_ID, BadCursor, PathId, decode_cursor, encode_cursor, is_plausible_day
+from app.params import MAX_ID, BadCursor, PathId, decode_cursor, encode_cursor
 from app.scheduler.errors import SchedulerError
 from app.scheduler.registry import Schedulers
 from app.templating import is_htmx
 from app.users.actor import Actor
+from app.vocabulary.days import is_plausible_day
 from app.web import jobs_fragments as view
 from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router, web_origin
 from app.web.dashboard import HistoryFilters, filter_choices, history_page
-from app.web.job_detail import POLL_EVERY, detail_context, get_registry
+from app.web.job_detail import POLL_EVERY, detail_context
 from app.web.views import page, redirect
 
 ActionName = Literal["cancel", "hold", "release"]
@@ -113,10 +114,11 @@ async def job_history(
     actor: CurrentUser,
     web: WebContextDep,
     filters: FiltersDep,
+    names: ClusterNamesDep,
     cursor: CursorDep = None,
 ) -> Response:
     context = await _history_context(session, actor, filters, cursor)
-    context.update(await filter_choices(session, actor))
+    context.update(await filter_choices(session, actor), clusters=names)
     return page(request, web, "jobs/list.html", context)
 
 
@@ -169,19 +171,18 @@ def _resubmit_values(job: Any, suggestion: view.Suggestion | None) -> dict[str, 
     return values
 
 
-@router.get("/jobs/{job_id}/resubmit", name="job_resubmit_form")
+@router.get("/jobs/{job_id:int}/resubmit", name="job_resubmit_form")
 async def resubmit_form(
     request: Request,
     session: SessionDep,
     actor: CurrentUser,
     web: WebContextDep,
     job_id: PathId,
+    registry: RegistryDep,
 ) -> Response:
     """A submit form pre-filled from the job; more memory or time if that is what it lacked."""
     job = await jobs.get_job(session, actor, job_id)
-    # The read is done; free its connection before asking the cluster for partition limits.
-    await release_connection(session)
-    limit = await _partition_max_minutes(get_registry(request), job)
+    limit = await _partition_max_minutes(registry, job)
     suggestion = view.more_resources(job, limit)
     context = {
         "job": job,
@@ -224,7 +225,7 @@ def _edits(name: str, time_limit: str, memory: str, cpus: str) -> dict[str, Any]
     return edits
 
 
-@actions.post("/jobs/{job_id}/resubmit", name="job_resubmit")
+@actions.post("/jobs/{job_id:int}/resubmit", name="job_resubmit")
 async def resubmit(
     request: Request,
     session: SessionDep,
@@ -239,7 +240,6 @@ async def resubmit(
     reviewed: Annotated[str, Form(alias="script_digest", max_length=64)] = "",
 ) -> Response:
     job = await jobs.get_job(session, actor, job_id)
-    await release_connection(session)
     try:
         edits = _edits(name, time_limit, memory, cpus)
         new_job = await service.resubmit(
@@ -283,38 +283,49 @@ def _confirmation(action: ActionName, name: str) -> dict[str, str]:
     }
 
 
-@router.get("/jobs/{job_id}/{action}", name="job_action_confirm")
-async def confirm_action(
-    request: Request,
-    session: SessionDep,
-    actor: CurrentUser,
-    web: WebContextDep,
-    job_id: PathId,
-    action: ActionName,
-) -> Response:
-    context = await detail_context(session, actor, job_id, web.csrf_token)
-    context.update(action=action, **_confirmation(action, context["job"].name))
-    return page(request, web, "jobs/confirm.html", context)
+def _confirmation_page(action: ActionName) -> Callable[..., Awaitable[Response]]:
+    async def confirm_action(
+        request: Request,
+        session: SessionDep,
+        actor: CurrentUser,
+        web: WebContextDep,
+        job_id: PathId,
+    ) -> Response:
+        context = await detail_context(session, actor, job_id, web.csrf_token)
+        context.update(action=action, **_confirmation(action, context["job"].name))
+        return page(request, web, "jobs/confirm.html", context)
+
+    return confirm_action
 
 
-@actions.post("/jobs/{job_id}/{action}", name="job_action")
-async def run_action(
-    request: Request,
-    session: SessionDep,
-    actor: CurrentUser,
-    web: WebContextDep,
-    service: JobServiceDep,
-    job_id: PathId,
-    action: ActionName,
-) -> Response:
-    """Ask the cluster; the new state shows up once the poller has seen Slurm's answer."""
-    await release_connection(session)
-    await getattr(service, action)(actor, job_id, origin=web_origin(request))
-    if not is_htmx(request):
-        return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)
-    context = await detail_context(session, actor, job_id, web.csrf_token)
-    context["notice"] = _done(action)
-    return page(request, web, "jobs/detail.html", context, block="job_status")
+def _action(action: ActionName) -> Callable[..., Awaitable[Response]]:
+    async def run_action(
+        request: Request,
+        session: SessionDep,
+        actor: CurrentUser,
+        web: WebContextDep,
+        service: JobServiceDep,
+        registry: RegistryDep,
+        job_id: PathId,
+    ) -> Response:
+        """Ask the cluster; the new state shows up once the poller has seen Slurm's answer."""
+        await getattr(service, action)(actor, job_id, origin=web_origin(request))
+        if not is_htmx(request):
+            return RedirectResponse(f"/jobs/{job_id}?done={action}", status_code=303)
+        context = await detail_context(session, actor, job_id, web.csrf_token)
+        context["notice"] = _done(action)
+        context["partition_label"] = view.partition_label(registry, context["job"].cluster)
+        return page(request, web, "jobs/detail.html", context, block="job_status")
+
+    return run_action
+
+
+# One explicit route per action: no catch-all "/jobs/{id}/{action}" that later routes must
+# be registered before.
+for _name in get_args(ActionName):
+    _path = f"/jobs/{{job_id:int}}/{_name}"
+    router.add_api_route(_path, _confirmation_page(_name), name=f"job_{_name}_confirm")
+    actions.add_api_route(_path, _action(_name), methods=["POST"], name=f"job_{_name}")
 
 
 def _done(action: ActionName) -> str:

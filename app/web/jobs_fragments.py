@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
 from markupsafe import Markup
 
-from app.i18n import _, current_locale, ngettext
-from app.jobs import states
+from app.i18n import _, current_locale, format_number, ngettext, pgettext
+from app.jobs import event_notes, states
 from app.jobs.end_causes import (
     ending,
     format_mb,
@@ -26,8 +26,12 @@ from app.jobs.end_causes import (
 )
 from app.jobs.event_notes import ShownNote, shown_note
 from app.jobs.tasks import TaskRollup
-from app.models import Job, JobEvent
+from app.models.jobs import Job, JobEvent
+from app.scheduler.capabilities import capabilities_of
+from app.scheduler.errors import SchedulerError
+from app.scheduler.registry import Schedulers
 from app.templating import local_time
+from app.users.actor import Actor
 from app.web.pending_reasons import pending_reasons
 
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
@@ -73,6 +77,22 @@ def _state_labels_in(locale: str) -> Mapping[str, str]:
     }
 
 
+@cache
+def _task_state_labels_in(locale: str) -> Mapping[str, str]:
+    """A task's labels: the same words in English; in French a task (« tâche ») is feminine
+    where a job (« travail ») is not, so each label has a task context of its own."""
+    return {
+        "pending": pgettext("task", "Pending"),
+        "held": pgettext("task", "Held"),
+        "running": pgettext("task", "Running"),
+        "suspended": pgettext("task", "Suspended"),
+        "completed": pgettext("task", "Completed"),
+        "failed": pgettext("task", "Failed"),
+        "cancelled": pgettext("task", "Cancelled"),
+        "preempted": pgettext("task", "Preempted"),
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class StateBadge:
     state: str
@@ -85,6 +105,13 @@ def state_badge(state: str) -> StateBadge:
     tone = _TONES.get(state, "bad")
     label = _state_labels().get(state, state.replace("_", " ").capitalize())
     return StateBadge(state, label, tone, states.is_terminal(state))
+
+
+def task_state_badge(state: str) -> StateBadge:
+    """An array task's badge: its state in a task's words."""
+    badge = state_badge(state)
+    label = _task_state_labels_in(current_locale()).get(state, badge.label)
+    return StateBadge(state, label, badge.tone, badge.is_terminal)
 
 
 def _verbatim(words: str) -> Markup:
@@ -137,6 +164,19 @@ def end_explanation(job: Job) -> str | None:
     return _options_as_code(found.explanation)
 
 
+def cancelled_by(job: Job, events: Sequence[JobEvent], actor: Actor) -> str | None:
+    """Who ended a cancelled job through the portal, said as the reader knows them."""
+    if job.state != "cancelled":
+        return None
+    for event in reversed(events):
+        login = event_notes.cancelled_by(event.reason) if event.source == "user" else None
+        if login == actor.login:
+            return _("You ended it.")
+        if login:
+            return _("%(login)s ended it.", login=login)
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Requested against used, each with a share (0 to 100) for a meter, or None if unknown."""
@@ -152,13 +192,15 @@ class Usage:
     time_note: str = ""
     memory_note: str = ""
     """What the figures are of, where that is not plain (an array's tasks)."""
+    cpu_unknown: str = ""
+    """Why the CPU efficiency is not shown, when it is not."""
 
     @property
     def memory_over(self) -> str | None:
         """How far the job went over the memory it asked for, in words; None within it."""
         if self.memory_share is None or self.memory_share <= 100:
             return None
-        times = f"{self.memory_share / 100:.1f}"
+        times = format_number(self.memory_share / 100, "#,##0.0")
         return _("used %(times)s times the memory asked for", times=times)
 
 
@@ -187,7 +229,36 @@ def usage(job: Job) -> Usage:
         memory_used=format_mb(used_memory_mb(job)),
         memory_requested=format_mb(requested_memory_mb(job)),
         memory_share=_share(used_memory_mb(job), requested_memory_mb(job)),
+        cpu_unknown=why_no_cpu_efficiency(job),
     )
+
+
+def partition_label(schedulers: Schedulers, cluster: str) -> str:
+    """What the job's cluster calls the line jobs wait in: a queue on PBS, a partition on
+    Slurm (and on a cluster the portal no longer serves)."""
+    try:
+        adapter = schedulers.get(cluster)
+    except SchedulerError:
+        return _("Partition")
+    return _("Queue") if capabilities_of(adapter).partition_word == "queue" else _("Partition")
+
+
+def partition_shown(job: Job) -> str:
+    """Where the job runs or ran, as Slurm chose it, and whether that was asked for."""
+    if job.chosen_partition and not job.partition:
+        return _("%(partition)s (the cluster's default)", partition=job.chosen_partition)
+    return job.chosen_partition or job.partition or _("the cluster's default")
+
+
+def why_no_cpu_efficiency(job: Job) -> str:
+    """Why a job's CPU efficiency cannot be given (empty when it can, or may soon)."""
+    if not states.is_terminal(job.state):
+        return _("known once the job has ended")
+    if job.started_at is None and not job.elapsed_seconds:
+        return _("the job never ran")
+    if job.elapsed_seconds == 0:
+        return _("it ran for less than a second, too short to measure")
+    return _("Slurm's accounting did not report the CPU time it used")
 
 
 def array_usage(array: Job, tasks: TaskRollup) -> Usage:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import html
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -17,27 +18,23 @@ from fastapi.responses import Response, StreamingResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.deps import SessionDep
+from app.deps import RegistryDep, SessionDep, SessionmakerDep
 from app.errors import ValidationFailed
 from app.i18n import _
 from app.jobs import logs
 from app.jobs.log_events import log_events
 from app.jobs.logs import LOG_PAGE_BYTES, MAX_PAGE_BYTES, LogChunk, LogStream
+from app.jobs.service import get_job
 from app.params import PathId
+from app.scheduler.registry import Schedulers
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContextDep
-from app.web.job_detail import get_registry
 from app.web.views import page
-from app.wiring import services_of
 
 router = APIRouter(include_in_schema=False)
 # Without an explicit start, the live view opens on the end of a long file.
 TAIL_BYTES = LOG_PAGE_BYTES
 MAX_OFFSET = 2**62
-
-
-def _sessionmaker(request: Request) -> async_sessionmaker[AsyncSession]:
-    return services_of(request.app).sessionmaker
 
 
 def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:
@@ -49,10 +46,23 @@ def resume_offset(last_event_id: str | None, offset: int | None) -> int | None:
     return offset
 
 
-async def _tail_start(request: Request, actor: Actor, job_id: PathId, stream: LogStream) -> int:
-    probe = await logs.read_log(
-        _sessionmaker(request), get_registry(request), actor, job_id, stream, 0, 1
-    )
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """What reading a log over time takes: a session per read, and the cluster's adapter."""
+
+    sessionmaker: async_sessionmaker[AsyncSession]
+    registry: Schedulers
+
+
+async def _reader(sessionmaker: SessionmakerDep, registry: RegistryDep) -> _Reader:
+    return _Reader(sessionmaker, registry)
+
+
+ReaderDep = Annotated[_Reader, Depends(_reader)]
+
+
+async def _tail_start(reader: _Reader, actor: Actor, job_id: PathId, stream: LogStream) -> int:
+    probe = await logs.read_log(reader.sessionmaker, reader.registry, actor, job_id, stream, 0, 1)
     return max(0, probe.size - TAIL_BYTES)
 
 
@@ -72,28 +82,26 @@ async def authorized_start(
 
 
 async def _chunks(
-    request: Request, actor: Actor, job_id: int, stream: LogStream, start: int | None
+    reader: _Reader, actor: Actor, job_id: int, stream: LogStream, start: int | None
 ) -> AsyncIterator[LogChunk]:
     if start is None:
-        start = await _tail_start(request, actor, job_id, stream)
+        start = await _tail_start(reader, actor, job_id, stream)
         if start:
             # A notice, not file content: its id still resumes where the file part begins.
             notice = _("[%(count)s earlier bytes not shown]", count=start) + "\n"
             yield LogChunk(stream, notice.encode(), start, start, start, eof=False)
-    chunks = logs.follow_log(
-        _sessionmaker(request), get_registry(request), actor, job_id, stream, start
-    )
+    chunks = logs.follow_log(reader.sessionmaker, reader.registry, actor, job_id, stream, start)
     async for chunk in chunks:
         yield chunk
 
 
 @router.get(
-    "/jobs/{job_id}/logs/{stream}/stream",
+    "/jobs/{job_id:int}/logs/{stream}/stream",
     name="job_log_stream",
     response_class=EventSourceResponse,
 )
 async def stream_log(
-    request: Request,
+    reader: ReaderDep,
     actor: CurrentUser,
     job_id: PathId,
     stream: LogStream,
@@ -101,7 +109,7 @@ async def stream_log(
 ) -> AsyncIterator[ServerSentEvent]:
     """The live tail: HTML-escaped text htmx's SSE extension appends to a ``<pre>``."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    async for event in log_events(_chunks(request, actor, job_id, stream, start)):
+    async for event in log_events(_chunks(reader, actor, job_id, stream, start)):
         if event.chunk is not None:
             text = html.escape(decoder.decode(event.chunk.data))
             yield ServerSentEvent(raw_data=text, event="log", id=str(event.chunk.next_offset))
@@ -111,9 +119,10 @@ async def stream_log(
             yield ServerSentEvent(raw_data="", event="end")
 
 
-@router.get("/jobs/{job_id}/logs/{stream}", name="job_log_page")
+@router.get("/jobs/{job_id:int}/logs/{stream}", name="job_log_page")
 async def log_page(
     request: Request,
+    reader: ReaderDep,
     session: SessionDep,
     actor: CurrentUser,
     web: WebContextDep,
@@ -123,8 +132,14 @@ async def log_page(
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_BYTES)] = LOG_PAGE_BYTES,
 ) -> Response:
     """One page of the log as HTML, with links to the previous and next pages."""
+    job = await get_job(session, actor, job_id)
+    shown = {
+        "job_name": job.name,
+        "slurm_job_id": job.slurm_job_id,
+        "stream_label": _("Standard output") if stream == "stdout" else _("Standard error"),
+    }
     chunk = await logs.read_log(
-        _sessionmaker(request), get_registry(request), actor, job_id, stream, offset, limit
+        reader.sessionmaker, reader.registry, actor, job_id, stream, offset, limit
     )
     base = f"/jobs/{job_id}/logs/{stream}"
     context = {
@@ -136,17 +151,18 @@ async def log_page(
         "next_url": None if chunk.eof else f"{base}?offset={chunk.next_offset}&limit={limit}",
         "download_url": f"{base}/download",
         "start": offset,
+        **shown,
     }
     return page(request, web, "jobs/log_page.html", context)
 
 
 async def _whole_file(
-    request: Request, actor: Actor, job_id: PathId, stream: LogStream
+    reader: _Reader, actor: Actor, job_id: PathId, stream: LogStream
 ) -> AsyncIterator[bytes]:
     offset = 0
     while True:
         chunk = await logs.read_log(
-            _sessionmaker(request), get_registry(request), actor, job_id, stream, offset
+            reader.sessionmaker, reader.registry, actor, job_id, stream, offset
         )
         yield chunk.data
         offset = chunk.next_offset
@@ -154,15 +170,19 @@ async def _whole_file(
             return
 
 
-@router.get("/jobs/{job_id}/logs/{stream}/download", name="job_log_download")
+@router.get("/jobs/{job_id:int}/logs/{stream}/download", name="job_log_download")
 async def download_log(
-    request: Request, session: SessionDep, actor: CurrentUser, job_id: PathId, stream: LogStream
+    reader: ReaderDep,
+    session: SessionDep,
+    actor: CurrentUser,
+    job_id: PathId,
+    stream: LogStream,
 ) -> StreamingResponse:
     """The whole file, streamed page by page so it never sits in memory."""
     await logs.find_log_source(session, actor, job_id, stream)
     filename = f"job-{job_id}-{stream}.txt"
     return StreamingResponse(
-        _whole_file(request, actor, job_id, stream),
+        _whole_file(reader, actor, job_id, stream),
         media_type="text/plain; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )

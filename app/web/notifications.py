@@ -17,12 +17,14 @@ from app.deps import SessionDep, SettingsDep
 from app.errors import ValidationFailed
 from app.i18n import _
 from app.jobs.authz import get_visible_job
+from app.jobs.service import own_job_with_slurm_id
 from app.notifications import browser, wording
 from app.notifications import service as notifications
-from app.notifications.events import NOTIFY_EVENTS, describe, happened
+from app.notifications.events import describe, happened
 from app.notifications.messages import state_words
-from app.params import MAX_ID, PathId
+from app.params import PathId
 from app.users.actor import Actor
+from app.vocabulary.notify import NOTIFY_EVENTS, NotifyEvent
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
 from app.web.tokens import NO_STORE
 from app.web.views import page, redirect
@@ -30,18 +32,20 @@ from app.web.views import page, redirect
 router = csrf_protected_router()
 
 
-def _event_choices() -> list[tuple[str, str]]:
-    return [(event, describe(event)) for event in NOTIFY_EVENTS]
+def _event_choices(
+    events: tuple[str, ...] = NOTIFY_EVENTS, *, one_job: bool = False
+) -> list[tuple[str, str]]:
+    # Allocation warnings are about the projects one manages, never about one job.
+    events = tuple(e for e in events if not (one_job and e == NotifyEvent.ALLOCATION))
+    return [(event, describe(event)) for event in events]
 
 
 def _read_form(form: FormData, job_id: int | None) -> dict[str, Any]:
     scope = str(form.get("scope", "all"))
-    raw_job = str(form.get("job_id", "")).strip()
-    if job_id is None and scope == "job" and raw_job.isdigit() and int(raw_job) <= MAX_ID:
-        job_id = int(raw_job)
+    raw_job = str(form.get("job_id", "")).strip()[:32]
     return {
         "event": str(form.get("event", "ended")),
-        "channel": str(form.get("channel", "email")),
+        "channel": str(form.get("channel", "browser")),
         "webhook_url": str(form.get("webhook_url", "")).strip(),
         "scope": scope,
         "job_id": job_id,
@@ -58,14 +62,30 @@ def _draft(values: dict[str, Any]) -> notifications.RuleDraft:
     )
 
 
-def _form_defaults(job_id: int | None = None) -> dict[str, Any]:
+def _form_defaults(job_id: int | None, delivery: notifications.Delivery) -> dict[str, Any]:
+    # E-mail where the site sends it; otherwise the browser, which needs nothing set up.
+    # Never a webhook: it needs a service of the user's own to receive it.
     return {
         "event": "ended",
-        "channel": "email",
+        "channel": "email" if delivery.has_email else "browser",
         "webhook_url": "",
         "scope": "all",
         "job_id": job_id,
         "raw_job": "",
+    }
+
+
+async def _delivery_log(session: SessionDep, actor: Actor, log_page: int) -> dict[str, Any]:
+    """One page of the delivery log, newest first, and links to the pages beside it."""
+    size = notifications.LOG_LENGTH
+    found = await notifications.list_attempts(
+        session, actor, limit=size + 1, offset=(log_page - 1) * size
+    )
+    link = "/settings/notifications?log_page=%d#log-heading"
+    return {
+        "attempts": found[:size],
+        "log_newer": link % (log_page - 1) if log_page > 1 else None,
+        "log_older": link % (log_page + 1) if len(found) > size else None,
     }
 
 
@@ -79,23 +99,29 @@ async def _render(
     job_id: int | None = None,
     extra: dict[str, Any] | None = None,
     status_code: int = 200,
+    log_page: int = 1,
 ) -> Response:
+    delivery = notifications.Delivery.of(settings)
     context: dict[str, Any] = {
         "rules": await notifications.list_rules(session, actor, job_id=job_id),
-        "events": _event_choices(),
+        "events": _event_choices(one_job=job_id is not None),
         "describe": describe,
         "happened": happened,
         "shown_error": wording.shown,
-        "has_email": bool(settings.smtp_host),
-        "form": _form_defaults(job_id),
+        "has_email": delivery.has_email,
+        "allow_private_webhooks": delivery.allow_private_webhooks,
+        "own_email": await notifications.own_email(session, actor),
+        "form": _form_defaults(job_id, delivery),
         "errors": {},
         "created": None,
     }
     if job_id is None:
-        context["attempts"] = await notifications.list_attempts(session, actor)
+        context.update(await _delivery_log(session, actor, log_page))
         name = "notifications/index.html"
     else:
-        context["job"] = await get_visible_job(session, actor, job_id)
+        job = await get_visible_job(session, actor, job_id)
+        context["job"] = job
+        context["events"] = _event_choices(notifications.events_still_possible(job), one_job=True)
         name = "notifications/job.html"
     context.update(extra or {})
     response = page(request, web, name, context, status_code=status_code)
@@ -113,8 +139,14 @@ async def _create(
 ) -> Response:
     values = _read_form(await request.form(), job_id)
     try:
-        if values["scope"] == "job" and values["job_id"] is None:
-            raise ValidationFailed(fields={"job_id": _("Give the number of one of your jobs.")})
+        if values["job_id"] is None and values["scope"] == "job":
+            # People know a job by Slurm's id (905, 905_2), not by the portal's row number.
+            found = await own_job_with_slurm_id(session, actor, values["raw_job"])
+            if found is None:
+                raise ValidationFailed(
+                    fields={"job_id": _("Give the Slurm id of one of your jobs, e.g. 905.")}
+                )
+            values["job_id"] = found
         created = await notifications.create_rule(
             session, actor, _draft(values), notifications.Delivery.of(settings)
         )
@@ -137,8 +169,9 @@ async def notifications_page(
     web: WebContextDep,
     actor: CurrentUser,
     settings: SettingsDep,
+    log_page: Annotated[int, Query(ge=1, le=10_000)] = 1,
 ) -> Response:
-    return await _render(request, session, web, actor, settings)
+    return await _render(request, session, web, actor, settings, log_page=log_page)
 
 
 @router.post("/settings/notifications")
@@ -152,7 +185,7 @@ async def create_rule(
     return await _create(request, session, web, actor, settings, None)
 
 
-@router.post("/settings/notifications/{rule_id}/delete", name="notification_rule_delete")
+@router.post("/settings/notifications/{rule_id:int}/delete", name="notification_rule_delete")
 async def delete_rule(
     request: Request, session: SessionDep, actor: CurrentUser, rule_id: PathId
 ) -> Response:

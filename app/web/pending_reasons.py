@@ -38,7 +38,8 @@ def pending_reasons() -> dict[str, str]:
         "ReqNodeNotAvail": _("A node the job needs is unavailable (down, drained or reserved)."),
         "Dependency": _("Waiting for the jobs it depends on to finish."),
         "DependencyNeverSatisfied": _(
-            "A job it depends on ended in a way that means this job can never start. Cancel it."
+            "A job it depends on ended in a way its dependency does not accept, so it will "
+            "never start. Cancel it, or resubmit a copy without the dependency."
         ),
         "BeginTime": _("It was asked to start later and that time has not come yet."),
         "Reservation": _("Waiting for its reservation to start."),

@@ -13,7 +13,8 @@ from app.job_templates.context import SubmitContext
 from app.job_templates.render import render
 from app.jobs.requests import JobRequest
 from app.jobs.submission import build_spec
-from app.models import Project, TemplateVersion
+from app.models.job_templates import TemplateVersion
+from app.models.projects import Project
 from app.scheduler.errors import InvalidSpec
 from app.scheduler.messages import translate
 from app.scheduler.slurm.commands import sbatch_argv

@@ -60,10 +60,13 @@ class ForwardedForMiddleware:
 def _forwarded_scheme(scope: Scope, peer: str) -> Scope:
     """A trusted proxy that terminated TLS says so; the app then sets Secure cookies and HSTS."""
     proto = _header(scope, b"x-forwarded-proto").split(",")[-1].strip().lower()
-    if scope["type"] != "http" or proto not in ("http", "https"):
+    if proto not in ("http", "https"):
         return scope
     if not web_settings_of(scope["app"]).is_proxy(peer):
         return scope
+    # A WebSocket behind TLS is wss: its Origin check compares the page's https origin.
+    if scope["type"] == "websocket":
+        proto = {"http": "ws", "https": "wss"}[proto]
     return {**scope, "scheme": proto}
 
 

@@ -23,9 +23,11 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from app import i18n
+from app.config import available_cpus
 from app.i18n import _
 from app.job_templates.context import SubmitContext
-from app.models import Project, TemplateVersion
+from app.models.job_templates import TemplateVersion
+from app.models.projects import Project
 from app.web.preview import Preview, build_preview
 
 logger = logging.getLogger(__name__)
@@ -52,7 +54,10 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
+    """Two at most, fewer when several web workers share the CPUs (each has its own pool)."""
+    web_workers = os.environ.get("PORTAL_WEB_WORKERS", "1")
+    share = available_cpus() // max(1, int(web_workers) if web_workers.isdigit() else 1)
+    return max(1, min(2, share))
 
 
 def _pool() -> ProcessPoolExecutor:

@@ -1,34 +1,77 @@
-"""All pages of this package, for ``app.include_router``."""
+"""Every page of the web surface, registered here and nowhere else.
+
+Path parameters are typed (``{job_id:int}``) and actions have routes of their own, so no two
+routes match one address and the order below does not matter (tests/unit/
+test_route_registry.py checks both).
+"""
 
 from fastapi import APIRouter
 
 from app.web import (
+    admin,
+    admin_audit,
+    allocation,
+    announcements,
+    app_proxy,
+    app_viewers,
+    appearance,
+    apps,
     array_pages,
+    dashboard,
     disk_usage,
     files,
     files_changes,
+    home,
     job_detail,
+    jobs,
     language,
+    logs_stream,
+    nodes,
     notifications,
     script_pages,
+    shell,
     signin,
+    sso,
     submit_pages,
     template_pages,
+    tokens,
+    usage,
+    workflows,
+)
+
+ROUTERS = (
+    home.router,
+    signin.router,
+    sso.router,
+    language.router,
+    appearance.router,
+    announcements.router,
+    dashboard.router,
+    template_pages.router,
+    submit_pages.router,
+    script_pages.router,
+    jobs.router,
+    jobs.actions,
+    job_detail.router,
+    array_pages.router,
+    logs_stream.router,
+    notifications.router,
+    files.router,
+    files_changes.router,
+    disk_usage.router,
+    nodes.router,
+    apps.router,
+    app_proxy.router,
+    shell.router,
+    app_viewers.router,
+    tokens.router,
+    usage.router,
+    allocation.router,
+    workflows.router,
+    admin.router,
+    admin_audit.router,
 )
 
 router = APIRouter()
-router.include_router(signin.router)
-# Submit routes first: "/templates/{id}/submit" must not be read as a template page.
-router.include_router(submit_pages.router)
-router.include_router(script_pages.router)
-router.include_router(template_pages.router)
-# Before the job pages' "/jobs/{id}/{action}"; a job's page takes numeric ids only, so
-# "/jobs/rows" still reaches the job list.
-router.include_router(array_pages.router)
-router.include_router(job_detail.router)
-# Before the job pages' "/jobs/{id}/{action}" too: "/jobs/{id}/notify" is its own page.
-router.include_router(notifications.router)
-router.include_router(disk_usage.router)
-router.include_router(files.router)
-router.include_router(files_changes.router)
-router.include_router(language.router)
+for pages in ROUTERS:
+    router.include_router(pages)

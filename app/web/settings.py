@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
@@ -10,6 +11,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from starlette.requests import HTTPConnection
 
 from app.config import ConfigError, describe_validation_error
+
+# Lower-case DNS labels, at least two of them, no port: the parent of every session's host.
+APPS_DOMAIN = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$")
 
 
 class WebSettings(BaseSettings):
@@ -27,6 +31,10 @@ class WebSettings(BaseSettings):
     operations_networks: Annotated[tuple[str, ...], NoDecode] = ("127.0.0.1/32", "::1/128")
     # Largest request body accepted, in bytes; a 1 MiB script as JSON fits.
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    # Interactive apps are served from s-<id>.<apps_domain>, never from the portal's own host
+    # (ADR 0019). It needs a wildcard DNS record and certificate; *.localhost reaches this
+    # machine in browsers, so the default serves a browser on the portal's own machine only.
+    apps_domain: str = "apps.localhost"
 
     @field_validator("trusted_proxies", "operations_networks", mode="before")
     @classmethod
@@ -35,6 +43,14 @@ class WebSettings(BaseSettings):
             value = [part.strip() for part in value.split(",") if part.strip()]
         for address in value if isinstance(value, list | tuple) else ():
             ipaddress.ip_network(str(address), strict=False)
+        return value
+
+    @field_validator("apps_domain")
+    @classmethod
+    def _domain(cls, value: str) -> str:
+        value = value.strip().lower().rstrip(".")
+        if not APPS_DOMAIN.match(value):
+            raise ValueError("must be a DNS name such as apps.portal.example.org, without a port")
         return value
 
     def is_trusted_proxy(self, address: str | None) -> bool:

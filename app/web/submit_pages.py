@@ -3,26 +3,36 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Query, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
-from app.deps import SessionDep
+from app.announcements import service as announcements
+from app.announcements.maintenance import Clash
+from app.deps import JobServiceDep, SessionDep, SubmitChoicesDep
 from app.errors import ValidationFailed
 from app.i18n import _
 from app.job_templates import service as templates
 from app.job_templates.schema import TemplateSchema, load_schema
-from app.models import JobTemplate, Project, TemplateVersion
+from app.jobs.dependencies import After
+from app.jobs.service import JobService
+from app.models.base import utc_now
+from app.models.job_templates import JobTemplate, TemplateVersion
+from app.models.projects import Project
 from app.params import PathId
+from app.reports.allocation import allocation_warning
 from app.scheduler.messages import translate
+from app.submissions.choices import SubmitChoices, actor_projects
 from app.submissions.service import TemplateSubmission, build_request
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web.auth import CurrentUser, WebContext, WebContextDep, csrf_protected_router
-from app.web.choices import actor_projects, context_for
+from app.web.depends_on import after_context, after_from
+from app.web.preview import Preview
 from app.web.render_pool import render_preview
 from app.web.submission import submit_job
 from app.web.template_forms import submitted_values
@@ -48,14 +58,39 @@ def _initial_values(
 
 
 def _chosen_project(
-    projects: list[Project], schema: TemplateSchema, values: dict[str, Any]
+    projects: list[Project], schema: TemplateSchema, values: dict[str, Any], cluster: str | None
 ) -> Project | None:
+    """The project charged: the chosen account's on the chosen cluster (one account name,
+    e.g. ``physics``, may be a project on several clusters)."""
     account = values.get(schema.account_parameter().name)
-    return next((p for p in projects if p.slurm_account == account), None)
+    here = [p for p in projects if cluster in (None, p.cluster)]
+    return next((p for p in here if p.slurm_account == account), None)
+
+
+def _starting_point(
+    projects: list[Project],
+    version: TemplateVersion,
+    schema: TemplateSchema,
+    values: dict[str, Any] | None,
+    cluster: str | None,
+) -> tuple[dict[str, Any], Project | None]:
+    """The form's values (the template's defaults on a first visit) and the project they
+    charge, on ``cluster`` when the user has a project there, else on their first one's."""
+    here = [p for p in projects if p.cluster == cluster] or projects
+    if values is None:
+        values = _initial_values(version, schema, here[0].slurm_account if here else "")
+    chosen = _chosen_project(projects, schema, values, here[0].cluster if here else None)
+    return values, chosen or (here[0] if here else None)
+
+
+def _cluster_of(form: FormData) -> str | None:
+    raw = form.get("cluster")
+    return raw if isinstance(raw, str) and raw and len(raw) <= 64 else None
 
 
 async def _form_page(
     request: Request,
+    choices: SubmitChoices,
     session: AsyncSession,
     web: WebContext,
     actor: Actor,
@@ -63,13 +98,13 @@ async def _form_page(
     values: dict[str, Any] | None = None,
     errors: dict[str, str] | None = None,
     status_code: int = 200,
+    cluster: str | None = None,
+    after: tuple[After, ...] = (),
 ) -> Response:
     template, version = loaded
     schema = load_schema(version.parameter_schema)
     projects = await actor_projects(session, actor)
-    if values is None:
-        values = _initial_values(version, schema, projects[0].slurm_account if projects else "")
-    project = _chosen_project(projects, schema, values) or (projects[0] if projects else None)
+    values, project = _starting_point(projects, version, schema, values, cluster)
     context: dict[str, Any] = {
         "template": template,
         "version": version,
@@ -80,29 +115,40 @@ async def _form_page(
         "idempotency_key": str(uuid.uuid4()),
         "preview": None,
         "choices": None,
+        "clusters": sorted({p.cluster for p in projects}),
+        "cluster": project.cluster if project else None,
+        **await after_context(session, actor, after),
     }
     if project is not None:
-        choices = await context_for(request, session, actor, project)
-        context["choices"] = choices
+        offered = await choices.context_for(session, actor, project)
+        context["choices"] = offered
         context["accounts"] = [
-            p.slurm_account for p in projects if p.slurm_account in choices.accounts
+            p.slurm_account
+            for p in projects
+            if p.cluster == project.cluster and p.slurm_account in offered.accounts
         ]
         if not errors:
-            context["preview"] = await render_preview(version, values, project, choices)
+            context["preview"] = await render_preview(version, values, project, offered)
+            context["maintenance"] = await _maintenance(session, project, context["preview"])
+            context["allocation_warning"] = await _allocation_warning(
+                session, project, context["preview"]
+            )
     block = "submit_form" if is_htmx(request) else None
     return page(request, web, "submit/form.html", context, block=block, status_code=status_code)
 
 
-@router.get("/templates/{template_id}/submit", name="template_submit")
+@router.get("/templates/{template_id:int}/submit", name="template_submit")
 async def submit_page(
     request: Request,
+    choices: SubmitChoicesDep,
     session: SessionDep,
     web: WebContextDep,
     actor: CurrentUser,
     template_id: PathId,
+    cluster: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
     loaded = await templates.current_version(session, actor, template_id)
-    return await _form_page(request, session, web, actor, loaded)
+    return await _form_page(request, choices, session, web, actor, loaded, cluster=cluster)
 
 
 def _pinned_number(form: FormData) -> int | None:
@@ -110,9 +156,11 @@ def _pinned_number(form: FormData) -> int | None:
     return int(raw) if isinstance(raw, str) and raw.isdigit() and len(raw) <= 9 else None
 
 
-@router.post("/templates/{template_id}/submit")
+@router.post("/templates/{template_id:int}/submit")
 async def submit(
     request: Request,
+    service: JobServiceDep,
+    choices: SubmitChoicesDep,
     session: SessionDep,
     web: WebContextDep,
     actor: CurrentUser,
@@ -123,19 +171,33 @@ async def submit(
     loaded = await templates.pinned_version(session, actor, template_id, _pinned_number(form))
     schema = load_schema(loaded[1].parameter_schema)
     values = submitted_values(form, schema)
+    cluster = _cluster_of(form)
     try:
         job_id = await _render_and_submit(
-            request,
+            _Sender(request, service, choices),
             session,
             actor,
             loaded[1],
             schema,
-            values,
+            (values, cluster),
             str(form.get("idempotency_key", "")) or None,
+            after_from(form),
         )
     except ValidationFailed as error:
         fields = _form_fields(schema, error)
-        return await _form_page(request, session, web, actor, loaded, values, fields, 422)
+        return await _form_page(
+            request,
+            choices,
+            session,
+            web,
+            actor,
+            loaded,
+            values,
+            fields,
+            422,
+            cluster=cluster,
+            after=after_from(form),
+        )
     return redirect(request, f"/jobs/{job_id}")
 
 
@@ -153,31 +215,43 @@ def _form_fields(schema: TemplateSchema, error: ValidationFailed) -> dict[str, s
     return fields
 
 
+@dataclass(frozen=True, slots=True)
+class _Sender:
+    """What a submission is sent with: the form's request, the jobs service, the choices."""
+
+    request: Request
+    service: JobService
+    choices: SubmitChoices
+
+
 async def _render_and_submit(
-    request: Request,
+    sender: _Sender,
     session: AsyncSession,
     actor: Actor,
     version: TemplateVersion,
     schema: TemplateSchema,
-    values: dict[str, Any],
+    chosen: tuple[dict[str, Any], str | None],
     idempotency_key: str | None,
+    after: tuple[After, ...] = (),
 ) -> int:
-    # The form chooses the project by its account.
-    project = _chosen_project(await actor_projects(session, actor), schema, values)
+    # The form chooses the project by its cluster and account.
+    values, cluster = chosen
+    project = _chosen_project(await actor_projects(session, actor), schema, values, cluster)
     if project is None:
         raise ValidationFailed(
             fields={schema.account_parameter().name: _("Choose one of your accounts.")}
         )
-    submission = TemplateSubmission(version.template_id, values, version.version, project.id)
+    submission = TemplateSubmission(version.template_id, values, version.version, project.id, after)
     job = await build_request(
-        session, actor, submission, lambda p: context_for(request, session, actor, p)
+        session, actor, submission, lambda p: sender.choices.context_for(session, actor, p)
     )
-    return await submit_job(request, session, actor, job, idempotency_key)
+    return await submit_job(sender.service, sender.request, actor, job, idempotency_key)
 
 
-@router.post("/templates/{template_id}/submit/preview", name="template_submit_preview")
+@router.post("/templates/{template_id:int}/submit/preview", name="template_submit_preview")
 async def submit_preview(
     request: Request,
+    choices: SubmitChoicesDep,
     session: SessionDep,
     web: WebContextDep,
     actor: CurrentUser,
@@ -189,16 +263,39 @@ async def submit_preview(
     schema = load_schema(version.parameter_schema)
     values = submitted_values(form, schema)
     projects = await actor_projects(session, actor)
-    project = _chosen_project(projects, schema, values)
+    project = _chosen_project(projects, schema, values, _cluster_of(form))
     preview = None
+    warning = None
     if project is not None:
         preview = await render_preview(
-            version, values, project, await context_for(request, session, actor, project)
+            version, values, project, await choices.context_for(session, actor, project)
         )
-    return page(
-        request,
-        web,
-        "submit/form.html",
-        {"preview": preview, "template": template},
-        block="preview",
+        warning = await _allocation_warning(session, project, preview)
+    context = {
+        "preview": preview,
+        "template": template,
+        "maintenance": await _maintenance(session, project, preview),
+        "allocation_warning": warning,
+    }
+    return page(request, web, "submit/form.html", context, block="preview")
+
+
+async def _maintenance(
+    session: AsyncSession, project: Project | None, preview: Preview | None
+) -> Clash | None:
+    """The maintenance window this job would wait for, said before it is submitted."""
+    if project is None or preview is None or preview.request is None:
+        return None
+    job = preview.request
+    return await announcements.maintenance_clash(
+        session, project.cluster, job.time_limit_minutes, job.partition
     )
+
+
+async def _allocation_warning(
+    session: AsyncSession, project: Project, preview: Preview
+) -> str | None:
+    """Said before submitting: the request does not fit what is left of the allocation."""
+    if preview.request is None:
+        return None
+    return await allocation_warning(session, project, preview.request, utc_now().date())

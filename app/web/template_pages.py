@@ -7,15 +7,17 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import Response
 
-from app.deps import SessionDep
+from app.deps import SessionDep, SubmitChoicesDep
 from app.errors import ValidationFailed
 from app.i18n import _
 from app.job_templates import service as templates
 from app.job_templates.context import SubmitContext
 from app.job_templates.schema import PARAMETER_TYPES, RESOURCES, load_schema, schema_problems
-from app.models import JobTemplate, Project, TemplateVersion
+from app.models.job_templates import JobTemplate, TemplateVersion
+from app.models.projects import Project
 from app.params import PathId
 from app.projects import service as projects
+from app.submissions.choices import SubmitChoices, actor_projects
 from app.templating import is_htmx
 from app.users.actor import Actor
 from app.web.auth import (
@@ -25,7 +27,6 @@ from app.web.auth import (
     csrf_protected_router,
     web_origin,
 )
-from app.web.choices import actor_projects, context_for, example_project
 from app.web.preview import Preview
 from app.web.render_pool import render_preview
 from app.web.template_forms import (
@@ -97,7 +98,11 @@ async def list_page(
 
 @router.get("/templates/new", name="template_new")
 async def new_page(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser
+    request: Request,
+    choices: SubmitChoicesDep,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
 ) -> Response:
     state = EditorState(
         name="",
@@ -112,25 +117,29 @@ async def new_page(
             }
         ],
     )
-    return await _editor(request, session, web, actor, state, template=None)
+    return await _editor(request, choices, session, web, actor, state, template=None)
 
 
 @router.post("/templates/new")
 async def create(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser
+    request: Request,
+    choices: SubmitChoicesDep,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
 ) -> Response:
     form = await request.form()
     state = parse_editor(form)
     if apply_row_action(state, str(form.get("action", "save"))):
-        return await _editor(request, session, web, actor, state, template=None)
+        return await _editor(request, choices, session, web, actor, state, template=None)
     try:
         template = await templates.create(session, actor, state.draft(), origin=web_origin(request))
     except ValidationFailed as error:
-        return await _editor(request, session, web, actor, state, None, error.fields, 422)
+        return await _editor(request, choices, session, web, actor, state, None, error.fields, 422)
     return redirect(request, f"/templates/{template.id}")
 
 
-@router.get("/templates/{template_id}", name="template_view")
+@router.get("/templates/{template_id:int}", name="template_view")
 async def view_page(
     request: Request,
     session: SessionDep,
@@ -155,9 +164,10 @@ async def view_page(
     return page(request, web, "templates/view.html", context)
 
 
-@router.get("/templates/{template_id}/edit", name="template_edit")
+@router.get("/templates/{template_id:int}/edit", name="template_edit")
 async def edit_page(
     request: Request,
+    choices: SubmitChoicesDep,
     session: SessionDep,
     web: WebContextDep,
     actor: CurrentUser,
@@ -174,12 +184,13 @@ async def edit_page(
         job_name=str((version.defaults if version else {}).get("job_name", "job")),
         rows=rows_from_schema(load_schema(version.parameter_schema if version else None)),
     )
-    return await _editor(request, session, web, actor, state, template)
+    return await _editor(request, choices, session, web, actor, state, template)
 
 
-@router.post("/templates/{template_id}/edit")
+@router.post("/templates/{template_id:int}/edit")
 async def edit(
     request: Request,
+    choices: SubmitChoicesDep,
     session: SessionDep,
     web: WebContextDep,
     actor: CurrentUser,
@@ -191,26 +202,32 @@ async def edit(
     if "scope" not in form:
         state.scope, state.project_id = template.scope, template.project_id
     if apply_row_action(state, str(form.get("action", "save"))):
-        return await _editor(request, session, web, actor, state, template)
+        return await _editor(request, choices, session, web, actor, state, template)
     try:
         await templates.update(
             session, actor, template_id, state.draft(), origin=web_origin(request)
         )
     except ValidationFailed as error:
-        return await _editor(request, session, web, actor, state, template, error.fields, 422)
+        return await _editor(
+            request, choices, session, web, actor, state, template, error.fields, 422
+        )
     return redirect(request, f"/templates/{template_id}")
 
 
 @router.post("/templates/preview", name="template_preview")
 async def editor_preview(
-    request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser
+    request: Request,
+    choices: SubmitChoicesDep,
+    session: SessionDep,
+    web: WebContextDep,
+    actor: CurrentUser,
 ) -> Response:
     state = parse_editor(await request.form())
-    preview = await _editor_preview(request, session, actor, state)
+    preview = await _editor_preview(request, choices, session, actor, state)
     return page(request, web, "templates/edit.html", {"preview": preview}, block="preview")
 
 
-@router.post("/templates/{template_id}/clone", name="template_clone")
+@router.post("/templates/{template_id:int}/clone", name="template_clone")
 async def clone(
     request: Request, session: SessionDep, actor: CurrentUser, template_id: PathId
 ) -> Response:
@@ -218,7 +235,7 @@ async def clone(
     return redirect(request, f"/templates/{copy.id}/edit")
 
 
-@router.post("/templates/{template_id}/archive", name="template_archive")
+@router.post("/templates/{template_id:int}/archive", name="template_archive")
 async def archive(
     request: Request, session: SessionDep, actor: CurrentUser, template_id: PathId
 ) -> Response:
@@ -227,17 +244,17 @@ async def archive(
 
 
 async def _preview_target(
-    request: Request, session: SessionDep, actor: Actor
+    choices: SubmitChoices, session: SessionDep, actor: Actor
 ) -> tuple[Project, SubmitContext]:
     projects = await actor_projects(session, actor)
     if projects:
-        return projects[0], await context_for(request, session, actor, projects[0])
-    project = example_project(request)
+        return projects[0], await choices.context_for(session, actor, projects[0])
+    project = choices.example_project()
     return project, SubmitContext(cluster=project.cluster, accounts=(project.slurm_account,))
 
 
 async def _editor_preview(
-    request: Request, session: SessionDep, actor: Actor, state: EditorState
+    request: Request, choices: SubmitChoices, session: SessionDep, actor: Actor, state: EditorState
 ) -> Preview:
     problems = schema_problems(state.schema())
     if problems:
@@ -245,13 +262,14 @@ async def _editor_preview(
     version = TemplateVersion(
         script=state.script, parameter_schema=state.schema(), defaults={"job_name": state.job_name}
     )
-    project, context = await _preview_target(request, session, actor)
+    project, context = await _preview_target(choices, session, actor)
     account = load_schema(state.schema()).account_parameter().name
     return await render_preview(version, {account: project.slurm_account}, project, context)
 
 
 async def _editor(
     request: Request,
+    choices: SubmitChoices,
     session: SessionDep,
     web: WebContext,
     actor: Actor,
@@ -274,7 +292,7 @@ async def _editor(
         "resources": RESOURCES,
         "type_labels": _type_labels(),
         "resource_labels": _resource_labels(),
-        "preview": await _editor_preview(request, session, actor, state),
+        "preview": await _editor_preview(request, choices, session, actor, state),
     }
     block = "editor" if is_htmx(request) else None
     return page(request, web, "templates/edit.html", context, block=block, status_code=status_code)

@@ -119,7 +119,7 @@ async def create_token(
     return await _tokens_page(request, session, web, actor, created=created, status_code=201)
 
 
-@router.get("/settings/tokens/{token_id}/revoke", name="token_revoke")
+@router.get("/settings/tokens/{token_id:int}/revoke", name="token_revoke")
 async def revoke_confirmation(
     request: Request, session: SessionDep, web: WebContextDep, actor: CurrentUser, token_id: PathId
 ) -> Response:
@@ -129,7 +129,7 @@ async def revoke_confirmation(
     return page(request, web, "tokens/revoke.html", {"token": found[0]})
 
 
-@router.post("/settings/tokens/{token_id}/revoke")
+@router.post("/settings/tokens/{token_id:int}/revoke")
 async def revoke(
     request: Request, session: SessionDep, actor: CurrentUser, token_id: PathId
 ) -> Response:

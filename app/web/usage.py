@@ -9,10 +9,10 @@ from fastapi import Query, Request
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.deps import SessionDep
+from app.deps import ClusterNamesDep, SessionDep
 from app.i18n import _
 from app.jobs import listing
-from app.models import utc_now
+from app.models.base import utc_now
 from app.reports import efficiency, limits
 from app.reports.chart import chart_series, render_svg
 from app.reports.usage import CSV_DOWNLOAD_HEADERS, METRICS, UsageQuery, usage_csv, usage_report
@@ -25,13 +25,23 @@ from app.web.auth import CurrentUser, WebContextDep, csrf_protected_router
 router = csrf_protected_router()
 
 
+# Wasteful jobs listed a page at a time.
+WASTE_PAGE = 10
+
+
 def _units() -> dict[str, str]:
     """The charted metrics and their units, in the reader's language."""
     return {"cpu_hours": _("CPU-hours"), "gpu_hours": _("GPU-hours"), "mem_gb_hours": _("GB-hours")}
 
 
 def _query(
-    start: date | None, end: date | None, group_by: str, period: str, sort: str, order: str
+    start: date | None,
+    end: date | None,
+    group_by: str,
+    period: str,
+    sort: str,
+    order: str,
+    cluster: str | None = None,
 ) -> UsageQuery:
     today = utc_now().date()
     return UsageQuery(
@@ -41,6 +51,7 @@ def _query(
         period=period,  # type: ignore[arg-type]
         sort=sort,
         descending=order != "asc",
+        cluster=cluster,
     )
 
 
@@ -50,6 +61,7 @@ async def usage_page(
     actor: CurrentUser,
     web: WebContextDep,
     session: SessionDep,
+    names: ClusterNamesDep,
     start: Annotated[date | None, Query()] = None,
     end: Annotated[date | None, Query()] = None,
     group_by: str = "project",
@@ -58,8 +70,11 @@ async def usage_page(
     sort: str = "cpu_hours",
     order: str = "desc",
     format: str = "html",
+    cluster: Annotated[str, Query(max_length=64)] = "",
+    waste_page: Annotated[int, Query(ge=1, le=1000)] = 1,
 ) -> Response:
-    query = _query(start, end, group_by, period, sort, order)
+    chosen = cluster if cluster in names else None
+    query = _query(start, end, group_by, period, sort, order, chosen)
     report = await usage_report(session, actor, query)
     if format == "csv":
         return Response(usage_csv(report), media_type="text/csv", headers=CSV_DOWNLOAD_HEADERS)
@@ -73,20 +88,26 @@ async def usage_page(
         metric=metric,
         metrics=METRICS,
         units=units,
+        clusters=names,
         chart=svg,
         series=chart_series(report, metric),
         limits=await limits.limit_statuses(session, actor, utc_now().date()),
-        **await _efficiency(session, actor, query),
+        **await _efficiency(session, actor, query, waste_page),
     )
     return render(request, "usage/index.html", context)
 
 
-async def _efficiency(session: AsyncSession, actor: Actor, query: UsageQuery) -> dict[str, Any]:
-    """Efficiency per user and project, and the wasteful jobs linked to their pages."""
+async def _efficiency(
+    session: AsyncSession, actor: Actor, query: UsageQuery, waste_page: int
+) -> dict[str, Any]:
+    """Efficiency per user and project, and a page of the wasteful jobs (newest first)
+    linked to their pages: the whole list would bury the chart a manager came for."""
     start, end = query.start, query.end
     by_user = await efficiency.efficiency_by(session, actor, "user", start, end)
     by_project = await efficiency.efficiency_by(session, actor, "project", start, end)
-    wasteful = await efficiency.wasteful_jobs(session, actor, start, end)
+    found = await efficiency.wasteful_jobs(session, actor, start, end)
+    first = (waste_page - 1) * WASTE_PAGE
+    wasteful = found[first : first + WASTE_PAGE]
     ids = await listing.portal_ids(
         session, actor, ((w.row.cluster, w.row.job_id) for w in wasteful)
     )
@@ -94,4 +115,5 @@ async def _efficiency(session: AsyncSession, actor: Actor, query: UsageQuery) ->
         "by_user": views.efficiency_rows(by_user),
         "by_project": views.efficiency_rows(by_project),
         "wasteful": views.wasteful_rows(wasteful, ids),
+        "waste": views.waste_paging(waste_page, WASTE_PAGE, len(wasteful), len(found)),
     }

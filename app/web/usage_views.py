@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from babel.numbers import format_decimal
 from babel.support import LazyProxy
 
-from app.i18n import _, lazy_gettext
+from app import i18n
+from app.i18n import _, lazy_gettext, ngettext
 from app.reports.efficiency import GroupEfficiency, WastefulJob
 
 # How far over the request a figure is; %(times)s is the ratio of used to requested.
-CPU_OVER = lazy_gettext("used %(times).1f times the CPU time of its CPUs")
-MEMORY_OVER = lazy_gettext("used %(times).1f times the memory asked for")
-TIME_OVER = lazy_gettext("ran %(times).1f times its time limit")
+CPU_OVER = lazy_gettext("used %(times)s times the CPU time of its CPUs")
+MEMORY_OVER = lazy_gettext("used %(times)s times the memory asked for")
+TIME_OVER = lazy_gettext("ran %(times)s times its time limit")
 
 
 def waste_patterns() -> dict[str, str]:
@@ -44,8 +47,9 @@ def share(ratio: float | None, over_words: str | LazyProxy) -> Share:
     percent = round(ratio * 100)
     # A no-break space keeps "12 %" on one line in a narrow column.
     if percent <= 100:
-        return Share(f"{percent}\u00a0%")
-    return Share(_("over\u00a0100\u00a0%"), str(over_words) % {"times": ratio})
+        return Share(f"{i18n.format_number(percent, '#,##0')}\u00a0%")
+    times = i18n.format_number(ratio, "#,##0.0")
+    return Share(_("over\u00a0100\u00a0%"), str(over_words) % {"times": times})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,3 +101,23 @@ def wasteful_rows(
             )
         )
     return rows
+
+
+def waste_paging(page: int, size: int, shown: int, total: int) -> dict[str, Any]:
+    """What the wasteful jobs' list says it shows, and the pages before and after it."""
+    first = (page - 1) * size
+    locale = i18n.current_locale()
+    return {
+        "summary": ngettext(
+            "%(first)s to %(last)s of %(total)s wasteful job, newest first.",
+            "%(first)s to %(last)s of %(total)s wasteful jobs, newest first.",
+            total,
+            first=format_decimal(first + 1, locale=locale),
+            last=format_decimal(first + shown, locale=locale),
+            total=format_decimal(total, locale=locale),
+        )
+        if shown
+        else "",
+        "newer": page - 1 if page > 1 else None,
+        "older": page + 1 if first + shown < total else None,
+    }

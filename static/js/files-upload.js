@@ -10,7 +10,6 @@
     failed: "The upload failed ({status}).",
     progress: "Uploading {name}: {percent} %",
     done: "Uploaded {name}.",
-    show: "Show it in the folder",
     refused: "{name} was not uploaded: {reason}",
   };
 
@@ -88,12 +87,10 @@
     try {
       await sendParts(form, file, base, show);
       const done = await complete(form, file, base);
-      status.textContent = say("done", { name: file.name }) + " ";
-      const link = document.createElement("a");
-      link.href = window.location.href;
-      link.textContent = say("show");
-      status.append(link);
+      status.textContent = say("done", { name: file.name });
       status.dataset.uploaded = done.path;
+      // The folder again, listing the new file marked, with the same words on top.
+      window.location.assign(done.folder_href);
     } catch (error) {
       status.textContent = say("refused", { name: file.name, reason: error.message });
       const folder = encodeURIComponent(form.dataset.folder);

@@ -18,3 +18,18 @@
     }
   });
 })();
+
+// A log stream ends only once the job has ended and its whole output was sent: from then on
+// nothing may still be cancelled, held or released, and the status is asked for at once.
+(function () {
+  "use strict";
+  document.addEventListener("htmx:sseClose", function (event) {
+    if (!event.detail || event.detail.type !== "message") {
+      return;
+    }
+    document.querySelectorAll("#job-status [data-while-active]").forEach(function (action) {
+      action.remove();
+    });
+    document.body.dispatchEvent(new CustomEvent("job-output-ended"));
+  });
+})();

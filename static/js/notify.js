@@ -62,6 +62,8 @@
   function setUpButton() {
     var button = document.getElementById("browser-notify");
     if (!button) { return; }
+    // Shown only once it works: a click before this script ran would do nothing.
+    button.hidden = false;
     if (!supported()) {
       button.disabled = true;
       say("unsupported");

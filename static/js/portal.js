@@ -32,6 +32,38 @@
   document.addEventListener("DOMContentLoaded", focusErrorSummary);
   document.addEventListener("htmx:afterSwap", focusErrorSummary);
 
+  // The phone menu: a disclosure button for the navigation. Escape closes it and gives the
+  // focus back to the button; so does moving the focus out of the header.
+  function setUpMenu() {
+    var button = document.querySelector(".menu-button[aria-controls]");
+    var header = button && button.closest(".site-header");
+    if (!header) {
+      return;
+    }
+    function setOpen(open) {
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+      header.classList.toggle("menu-open", open);
+    }
+    button.hidden = false;
+    header.classList.add("has-menu");
+    button.addEventListener("click", function () {
+      setOpen(button.getAttribute("aria-expanded") !== "true");
+    });
+    header.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && button.getAttribute("aria-expanded") === "true") {
+        setOpen(false);
+        button.focus();
+      }
+    });
+    header.addEventListener("focusout", function (event) {
+      if (event.relatedTarget && !header.contains(event.relatedTarget)) {
+        setOpen(false);
+      }
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", setUpMenu);
+
   // Copy buttons: the clipboard when the browser allows it, otherwise the text is selected
   // so that Ctrl+C (or the platform's copy) finishes the job.
   function tell(button, message) {
@@ -39,6 +71,12 @@
     if (status) {
       status.textContent = message;
     }
+  }
+
+  // What the button says, in the page's language (data-say-*), English without it.
+  var ENGLISH = { copied: "Copied.", select: "Selected: press Ctrl+C (⌘C on a Mac) to copy it." };
+  function said(button, key) {
+    return button.getAttribute("data-say-" + key) || ENGLISH[key];
   }
 
   function selectForCopy(button, field) {
@@ -50,7 +88,7 @@
     } catch (error) {
       copied = false;
     }
-    tell(button, copied ? "Copied." : "Selected: press Ctrl+C (⌘C on a Mac) to copy it.");
+    tell(button, copied ? said(button, "copied") : said(button, "select"));
   }
 
   document.addEventListener("click", function (event) {
@@ -64,7 +102,7 @@
       return;
     }
     navigator.clipboard.writeText(field.value).then(
-      function () { tell(button, "Copied."); },
+      function () { tell(button, said(button, "copied")); },
       function () { selectForCopy(button, field); }
     );
   });

@@ -11,16 +11,17 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.exceptions import HTTPException
 
 from app.audit.service import Origin, api_surface
-from app.db import release_connection, unit_of_work
-from app.deps import SessionDep, SessionmakerDep
+from app.db import unit_of_work
+from app.deps import SessionmakerDep
 from app.errors import Forbidden, NotFound, Unauthorized
-from app.models import User
+from app.models.users import User
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.registry import Schedulers, UnknownCluster
 from app.tokens import service as tokens
 from app.tokens.scopes import ADMIN, READ, SUBMIT
 from app.users.actor import Actor
 from app.users.service import actor_for
+from app.wiring import services_of
 
 bearer_scheme = HTTPBearer(
     auto_error=False,
@@ -57,29 +58,51 @@ async def _record_use(
 
 async def get_principal(
     request: Request,
-    session: SessionDep,
     sessionmaker: SessionmakerDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)],
 ) -> Principal:
+    cached: Principal | None = getattr(request.state, "principal", None)
+    if cached is not None:
+        return cached
+    principal = await _authenticate(request, sessionmaker, credentials)
+    request.state.principal = principal
+    return principal
+
+
+async def authenticate_before_body(request: Request) -> None:
+    """Refuse (401) a caller without a valid token before any of their body is read.
+
+    FastAPI parses a route's body parameters before it runs any dependency, so the token
+    is checked here, from the layer that hands out the body (``app.request_bodies``)."""
+    if getattr(request.state, "principal", None) is not None:
+        return
+    sessionmaker = services_of(request.app).sessionmaker
+    await get_principal(request, sessionmaker, await bearer_scheme(request))
+
+
+async def _authenticate(
+    request: Request,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    credentials: HTTPAuthorizationCredentials | None,
+) -> Principal:
+    """The token's holder, found in a short transaction of its own that ends before the
+    route runs: the request's own session stays unused, so a route that only calls a
+    cluster holds no connection while it waits."""
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise _unauthorized("Send a personal access token: Authorization: Bearer <token>.")
-    try:
-        identity = await tokens.authenticate(session, credentials.credentials)
-    except Unauthorized as error:
-        raise _unauthorized(error.detail) from None
-    is_admin = ADMIN in identity.scopes
-    actor = await actor_for(session, identity.user)
+    async with unit_of_work(sessionmaker) as session:
+        try:
+            identity = await tokens.authenticate(session, credentials.credentials)
+        except Unauthorized as error:
+            raise _unauthorized(error.detail) from None
+        actor = await actor_for(session, identity.user)
     limited = Actor(
         user_id=actor.user_id,
         login=actor.login,
-        is_site_admin=is_admin,
+        is_site_admin=ADMIN in identity.scopes,
         project_roles=actor.project_roles,
         cluster_usernames=actor.cluster_usernames,
     )
-    # Free this connection before _record_use takes another: a request holding one while
-    # waiting for a second deadlocks the pool once every connection is held that way.
-    # Job commands that call the cluster next then hold none either.
-    await release_connection(session)
     if tokens.use_is_stale(identity.token):
         await _record_use(request, sessionmaker, identity.token.id)
     return Principal(limited, identity.user, identity.scopes, identity.token.id)

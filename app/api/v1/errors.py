@@ -1,30 +1,38 @@
-"""Scheduler errors that escape the services, shown in the API's one error format.
+"""The API's one error format: ``{"error": type, "detail": message}``, with the refused fields
+of a validation failure and what Slurm itself said when the refusal came from it.
 
-The services already translate most scheduler errors; these handlers are the safety net that
-keeps an unreachable cluster or a refused submission from ever becoming a 500.
+app/error_handlers.py sends here every error raised while answering an ``/api/`` address.
 """
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Mapping
+from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
-from app.errors import PortalError, ServiceUnavailable, ValidationFailed, error_response
-from app.scheduler.errors import (
-    InvalidSpec,
-    PreflightFailed,
-    SchedulerUnavailable,
-    SubmitRejected,
-)
-
-logger = logging.getLogger(__name__)
+from app.errors import PortalError, ValidationFailed, refused_field
+from app.scheduler.errors import SubmitRejected
 
 
 class BadRequest(PortalError):
     status_code = 400
     default_detail = "The request is malformed."
+
+
+def json_error_response(error: PortalError, headers: Mapping[str, str] | None = None) -> Response:
+    body: dict[str, Any] = {"error": error.error_type, "detail": error.detail}
+    if isinstance(error, ValidationFailed):
+        body["fields"] = error.fields
+        if error.raw:
+            body["raw"] = error.raw
+    return JSONResponse(body, status_code=error.status_code, headers=headers)
+
+
+def rejection_response(error: SubmitRejected) -> Response:
+    """A submission Slurm refused, with the kind of refusal a script can act on."""
+    return JSONResponse(rejection_body(error), status_code=422)
 
 
 def rejection_body(error: SubmitRejected) -> dict[str, str]:
@@ -36,34 +44,9 @@ def rejection_body(error: SubmitRejected) -> dict[str, str]:
     }
 
 
-async def _handle_rejected(request: Request, error: Exception) -> Response:
-    assert isinstance(error, SubmitRejected)
-    if request.url.path.startswith("/api/"):
-        return JSONResponse(rejection_body(error), status_code=422)
-    return error_response(request, ValidationFailed(error.message))
-
-
-async def _handle_preflight(request: Request, error: Exception) -> Response:
-    assert isinstance(error, PreflightFailed)
-    fields = {field: message for field, message in error.problems}
-    failure = ValidationFailed("The cluster would refuse this job.", fields, error.raw)
-    return error_response(request, failure)
-
-
-async def _handle_invalid_spec(request: Request, error: Exception) -> Response:
-    assert isinstance(error, InvalidSpec)
-    return error_response(request, ValidationFailed(fields={error.field: error.message}))
-
-
-async def _handle_unavailable(request: Request, error: Exception) -> Response:
-    assert isinstance(error, SchedulerUnavailable)
-    logger.warning("scheduler unavailable on %s: %s", request.url.path, error)
-    detail = "The cluster did not answer; try again shortly."
-    return error_response(request, ServiceUnavailable(detail))
-
-
-def install_scheduler_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(SubmitRejected, _handle_rejected)
-    app.add_exception_handler(PreflightFailed, _handle_preflight)
-    app.add_exception_handler(InvalidSpec, _handle_invalid_spec)
-    app.add_exception_handler(SchedulerUnavailable, _handle_unavailable)
+def validation_failure(error: RequestValidationError) -> ValidationFailed:
+    """Pydantic's refusals as they were said, one a field."""
+    fields: dict[str, str] = {}
+    for item in error.errors():
+        fields.setdefault(refused_field(item.get("loc", ())), str(item.get("msg", "invalid")))
+    return ValidationFailed(fields=fields)

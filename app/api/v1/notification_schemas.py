@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.notifications.events import Channel, NotifyEvent
+from app.vocabulary.notify import Channel, NotifyEvent
 
 
 class RuleIn(BaseModel):

@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.v1.dependency_schemas import DependsOnIn
 from app.api.v1.params import MAX_ID
 from app.jobs.end_causes import EndCause
-from app.jobs.state_names import JobStateName
+from app.vocabulary.job_states import JobStateName
 
 
 class ErrorOut(BaseModel):
@@ -116,59 +117,6 @@ class MemberOut(BaseModel):
     role: str
 
 
-class PartitionOut(BaseModel):
-    name: str
-    is_default: bool
-    state: str
-    max_time_minutes: int | None
-    default_time_minutes: int | None
-    total_nodes: int
-    idle_nodes: int
-    total_cpus: int
-    idle_cpus: int
-
-
-class AssociationOut(BaseModel):
-    account: str
-    partition: str | None
-    qos: list[str]
-
-
-class ClusterOut(BaseModel):
-    name: str
-    username: str | None = Field(description="Your username on this cluster, if you have one.")
-
-
-class ClusterDetailOut(ClusterOut):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "name": "testcluster",
-                    "username": "alice",
-                    "partitions": [
-                        {
-                            "name": "debug",
-                            "is_default": True,
-                            "state": "up",
-                            "max_time_minutes": 60,
-                            "default_time_minutes": 10,
-                            "total_nodes": 1,
-                            "idle_nodes": 1,
-                            "total_cpus": 2,
-                            "idle_cpus": 2,
-                        }
-                    ],
-                    "associations": [{"account": "physics", "partition": None, "qos": []}],
-                }
-            ]
-        }
-    )
-
-    partitions: list[PartitionOut]
-    associations: list[AssociationOut]
-
-
 class TemplateVersionOut(BaseModel):
     id: int
     version: int
@@ -270,6 +218,11 @@ class SubmitIn(BaseModel):
         max_length=256,
         description="With script: the script's arguments ($1, $2…), as in sbatch job.sh ARG…",
     )
+    depends_on: list[DependsOnIn] = Field(
+        default_factory=list,
+        max_length=4,
+        description="Jobs this one waits for; sent to Slurm as --dependency.",
+    )
 
 
 class ResubmitIn(BaseModel):
@@ -296,7 +249,8 @@ class JobOut(BaseModel):
                     "slurm_job_id": "42",
                     "exit_code": 0,
                     "reason": None,
-                    "partition": "debug",
+                    "partition": None,
+                    "chosen_partition": "debug",
                     "template_version_id": 7,
                     "parameters": {"who": "world"},
                     "submitted_at": "2024-05-01T10:00:00Z",
@@ -319,7 +273,11 @@ class JobOut(BaseModel):
     slurm_job_id: str | None
     exit_code: int | None
     reason: str | None
-    partition: str | None
+    partition: str | None = Field(description="The partition asked for; null for the default.")
+    chosen_partition: str | None = Field(
+        default=None,
+        description="The partition Slurm chose to run it in; null until Slurm has said.",
+    )
     node_list: str | None = Field(
         default=None, description="The nodes it runs or ran on, as Slurm names them."
     )
@@ -350,6 +308,17 @@ class JobOut(BaseModel):
         default=None, description="Why the job ended, in plain words; null while it runs."
     )
     time_limit_minutes: int | None = None
+    dependency: str | None = Field(
+        default=None, description="What it waits for, as Slurm was told (afterok:123)."
+    )
+    waiting_explanation: str | None = Field(
+        default=None,
+        description="Why a pending job can never start (its dependency), in plain words.",
+    )
+    waiting_choices: list[str] = Field(
+        default_factory=list,
+        description="What its owner can do then: cancel, resubmit_without_dependency.",
+    )
 
 
 class JobPageOut(BaseModel):

@@ -68,3 +68,20 @@ class SessionOut(BaseModel):
         description="Open in a browser signed in to the portal, once the session runs."
     )
     values: dict[str, Any] = Field(description="What it was launched with.")
+    end_requested: bool = Field(
+        default=False,
+        description="You asked to end it: it is ending, or ended by you (its job cancelled).",
+    )
+    idle_since: datetime | None = Field(
+        default=None,
+        description="Set while you are warned that it will be ended for idleness: nobody "
+        "has used it since then.",
+    )
+    idle_ends_at: datetime | None = Field(
+        default=None,
+        description="When it will be ended if nobody uses it; POST .../keep starts the clock "
+        "again.",
+    )
+    ended_idle: bool = Field(
+        default=False, description="The portal ended it: nobody had used it for its idle limit."
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.api.v1.schemas import SubmitIn
 from app.errors import ValidationFailed
+from app.jobs.dependencies import After
 from app.jobs.scripts import overrides_from_options
 from app.submissions.service import ScriptSubmission, Submission, TemplateSubmission
 
@@ -18,7 +19,11 @@ def submission_from(body: SubmitIn) -> Submission:
             detail = "args go with a script; a template takes parameters."
             raise ValidationFailed(detail, {"args": detail})
         return TemplateSubmission(
-            body.template_id, body.parameters, body.template_version, body.project_id
+            body.template_id,
+            body.parameters,
+            body.template_version,
+            body.project_id,
+            after_of(body),
         )
     assert body.script is not None
     # The body's fields override the script's #SBATCH lines, as sbatch's command line does.
@@ -40,4 +45,9 @@ def submission_from(body: SubmitIn) -> Submission:
         tuple(body.args),
         overrides_from_options(options),
         body.script_name,
+        after_of(body),
     )
+
+
+def after_of(body: SubmitIn) -> tuple[After, ...]:
+    return tuple(After(item.kind, tuple(item.job_ids)) for item in body.depends_on)

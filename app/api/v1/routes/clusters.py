@@ -1,14 +1,18 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
+from app.api.v1.cluster_schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut
 from app.api.v1.deps import Reader, adapter_for
-from app.api.v1.schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut, errors
+from app.api.v1.node_schemas import NodesOut, nodes_out
+from app.api.v1.schemas import errors
 from app.api.v1.storage_schemas import DiskUsageOut, disk_usage_out
-from app.deps import ClusterNamesDep, DiskUsageServiceDep, RegistryDep
+from app.deps import ClusterNamesDep, DiskUsageServiceDep, RegistryDep, SessionDep
 from app.errors import NotFound
+from app.nodes.service import nodes_view
 from app.scheduler.types import PartitionInfo
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
@@ -82,3 +86,26 @@ async def get_disk_usage(
     service: DiskUsageServiceDep, principal: Reader, cluster: str
 ) -> DiskUsageOut:
     return disk_usage_out(await service.disk_usage(principal.actor, cluster))
+
+
+@router.get(
+    "/{cluster}/nodes",
+    response_model=NodesOut,
+    summary="Nodes of the partitions you may use: state, CPUs, memory and GPUs free",
+    description="As the poller last read them (read_at), never asked of the cluster on "
+    "request. partition narrows to one partition open to you; available to nodes that "
+    "take jobs and have an idle CPU. 404 for an unknown cluster or a partition not open to you.",
+    responses=errors(404),
+)
+async def get_nodes(
+    session: SessionDep,
+    names: ClusterNamesDep,
+    principal: Reader,
+    cluster: str,
+    partition: Annotated[str | None, Query(max_length=64)] = None,
+    available: bool = False,
+) -> NodesOut:
+    view = await nodes_view(
+        session, principal.actor, cluster, names, partition=partition, available_only=available
+    )
+    return nodes_out(view)

@@ -5,23 +5,26 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request, status
 
+from app.api.v1.allocation_schemas import AllocationCheckOut
 from app.api.v1.deps import OriginDep, Reader, Submitter
 from app.api.v1.errors import BadRequest
 from app.api.v1.pagination import decode_cursor, next_page
 from app.api.v1.params import PathId
 from app.api.v1.schemas import JobEventOut, JobOut, JobPageOut, ResubmitIn, SubmitIn, errors
 from app.api.v1.submissions import submission_from
-from app.db import release_connection
-from app.deps import ClustersDep, JobServiceDep, RegistryDep, SessionDep
+from app.deps import JobServiceDep, SessionDep, SubmitChoicesDep
 from app.jobs import listing
 from app.jobs import service as jobs
 from app.jobs.end_causes import ending
 from app.jobs.listing import ListQuery
 from app.jobs.states import QUEUED_STATES, is_terminal
-from app.models import JOB_STATES, Job
-from app.params import is_plausible_day
-from app.submissions.choices import context_for
+from app.jobs.waiting import stuck
+from app.models.base import utc_now
+from app.models.jobs import JOB_STATES, Job
+from app.projects import service as projects
+from app.reports.allocation import allocation_warning, requested_minutes
 from app.submissions.service import build_request
+from app.vocabulary.days import is_plausible_day
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 MAX_KEY_LENGTH = 128
@@ -36,6 +39,7 @@ IdempotencyKey = Annotated[
 
 def job_out(job: Job) -> JobOut:
     ended = ending(job)
+    blocked = stuck(job)
     return JobOut(
         id=job.id,
         uuid=job.uuid,
@@ -49,6 +53,7 @@ def job_out(job: Job) -> JobOut:
         exit_code=job.exit_code,
         reason=job.reason,
         partition=job.partition,
+        chosen_partition=job.chosen_partition,
         node_list=job.node_list,
         template_version_id=job.template_version_id,
         parameters=dict(job.parameters or {}),
@@ -66,6 +71,9 @@ def job_out(job: Job) -> JobOut:
         array_task_id=job.array_task_id,
         retry_of_id=job.retry_of_id,
         submitted_outside=job.submitted_outside,
+        dependency=job.dependency,
+        waiting_explanation=blocked.explanation if blocked else None,
+        waiting_choices=[choice.value for choice in blocked.choices] if blocked else [],
     )
 
 
@@ -92,10 +100,9 @@ def checked_key(key: str | None) -> str | None:
 )
 async def submit_job(
     session: SessionDep,
-    clusters: ClustersDep,
     principal: Submitter,
     service: JobServiceDep,
-    registry: RegistryDep,
+    choices: SubmitChoicesDep,
     origin: OriginDep,
     body: SubmitIn,
     idempotency_key: IdempotencyKey = None,
@@ -105,10 +112,39 @@ async def submit_job(
         session,
         principal.actor,
         submission_from(body),
-        lambda project: context_for(session, principal.actor, project, clusters, registry),
+        lambda project: choices.context_for(session, principal.actor, project),
     )
-    await release_connection(session)
     return job_out(await service.submit(principal.actor, job_request, key, origin=origin))
+
+
+@router.post(
+    "/allocation-check",
+    response_model=AllocationCheckOut,
+    summary="Whether a submission fits what is left of its project's allocation (nothing sent)",
+    responses=errors(404, 422),
+)
+async def check_allocation(
+    session: SessionDep,
+    choices: SubmitChoicesDep,
+    service: JobServiceDep,
+    principal: Submitter,
+    body: SubmitIn,
+) -> AllocationCheckOut:
+    actor = principal.actor
+    job_request = await build_request(
+        session,
+        actor,
+        submission_from(body),
+        lambda project: choices.context_for(session, actor, project),
+    )
+    await service.validate(actor, job_request)
+    project = await projects.get(session, actor, job_request.project_id)
+    warning = await allocation_warning(session, project.project, job_request, utc_now().date())
+    return AllocationCheckOut(
+        fits=warning is None,
+        requested_cpu_minutes=requested_minutes(job_request),
+        warning=warning,
+    )
 
 
 @router.get(

@@ -10,7 +10,7 @@ from app.api.v1.params import PathId
 from app.api.v1.schemas import errors
 from app.deps import SessionDep, SettingsDep
 from app.notifications import service
-from app.notifications.events import Channel, NotifyEvent
+from app.vocabulary.notify import Channel, NotifyEvent
 
 router = APIRouter(prefix="/notifications", tags=["notifications"])
 

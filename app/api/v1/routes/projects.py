@@ -2,12 +2,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.v1.deps import Reader
+from app.api.v1.allocation_schemas import AllocationIn, AllocationOut, allocation_out
+from app.api.v1.deps import Reader, Submitter
 from app.api.v1.params import PathId
 from app.api.v1.schemas import MemberOut, ProjectOut, errors
 from app.deps import SessionDep
+from app.models.base import utc_now
 from app.projects import service as projects
 from app.projects.service import ProjectView
+from app.reports import allocation
 
 router = APIRouter(prefix="/projects", tags=["projects"])
 
@@ -58,3 +61,34 @@ async def list_project_members(
         MemberOut(user_id=m.user_id, login=m.login, display_name=m.display_name, role=m.role)
         for m in members
     ]
+
+
+@router.get(
+    "/{project_id}/allocation",
+    response_model=AllocationOut,
+    summary="A project's allocation, its use day by day and when it runs out",
+    responses=errors(404),
+)
+async def get_allocation(
+    session: SessionDep, principal: Reader, project_id: PathId
+) -> AllocationOut:
+    found = await allocation.project_burndown(
+        session, principal.actor, project_id, utc_now().date()
+    )
+    return allocation_out(found)
+
+
+@router.put(
+    "/{project_id}/allocation",
+    response_model=AllocationOut,
+    summary="Enter a project's allocation (site administrators)",
+    responses=errors(403, 404),
+)
+async def set_allocation(
+    session: SessionDep, principal: Submitter, project_id: PathId, body: AllocationIn
+) -> AllocationOut:
+    await allocation.set_allocation(session, principal.actor, project_id, body.cpu_minutes)
+    found = await allocation.project_burndown(
+        session, principal.actor, project_id, utc_now().date()
+    )
+    return allocation_out(found)

@@ -8,7 +8,15 @@ from app.api.v1.deps import OriginDep, Reader, Submitter
 from app.api.v1.params import PathId
 from app.api.v1.schemas import errors
 from app.api.v1.session_schemas import AppFormOut, AppOut, LaunchIn, NumberOut, SessionOut
-from app.deps import JobServiceDep, RegistryDep, SessionDep
+from app.deps import (
+    AppsDep,
+    AppServersDep,
+    ClustersDep,
+    JobServiceDep,
+    RegistryDep,
+    SessionDep,
+    SessionmakerDep,
+)
 from app.errors import NotFound
 from app.interactive import service
 from app.interactive.definitions import AppDefinition, Number
@@ -16,11 +24,11 @@ from app.interactive.sessions import (
     LaunchForm,
     SessionView,
     describe,
+    ends_asked,
     own_session,
     own_sessions,
 )
-from app.models import utc_now
-from app.wiring import services_of
+from app.models.base import utc_now
 
 apps = APIRouter(prefix="/apps", tags=["apps"])
 router = APIRouter(prefix="/sessions", tags=["apps"])
@@ -60,26 +68,32 @@ def session_out(request: Request, view: SessionView) -> SessionOut:
         seconds_left=view.seconds_left,
         connect_url=connect,
         values=dict(view.values),
+        end_requested=view.end_asked,
+        idle_since=view.idle_since if view.is_warned_idle else None,
+        idle_ends_at=view.idle_ends_at if view.is_warned_idle else None,
+        ended_idle=view.ended_idle,
     )
 
 
 @apps.get("", response_model=list[AppOut], summary="Apps you can launch", responses=errors())
-async def list_apps(request: Request, principal: Reader) -> list[AppOut]:
-    definitions = services_of(request.app).apps.values()
-    return [app_out(d) for d in sorted(definitions, key=lambda d: d.title)]
+async def list_apps(principal: Reader, definitions: AppsDep) -> list[AppOut]:
+    return [app_out(d) for d in sorted(definitions.values(), key=lambda d: d.title)]
 
 
 @router.get("", response_model=list[SessionOut], summary="Your sessions", responses=errors())
 async def list_sessions(
-    request: Request, session: SessionDep, principal: Reader, registry: RegistryDep
+    request: Request,
+    session: SessionDep,
+    principal: Reader,
+    registry: RegistryDep,
+    definitions: AppsDep,
+    app_servers: AppServersDep,
 ) -> list[SessionOut]:
-    services = services_of(request.app)
     rows = await own_sessions(session, principal.actor)
-    await service.refresh_all(
-        session, principal.actor, rows, services.apps, registry, services.http
-    )
+    await service.refresh_all(session, principal.actor, rows, definitions, registry, app_servers)
     now = utc_now()
-    return [session_out(request, describe(row, services.apps, now)) for row in rows]
+    asked = await ends_asked(session, principal.actor, rows)
+    return [session_out(request, describe(row, definitions, now, asked)) for row in rows]
 
 
 @router.get(
@@ -90,14 +104,14 @@ async def get_session(
     session: SessionDep,
     principal: Reader,
     registry: RegistryDep,
+    definitions: AppsDep,
+    app_servers: AppServersDep,
     session_id: PathId,
 ) -> SessionOut:
-    services = services_of(request.app)
     row = await own_session(session, principal.actor, session_id)
-    await service.refresh_all(
-        session, principal.actor, [row], services.apps, registry, services.http
-    )
-    return session_out(request, describe(row, services.apps, utc_now()))
+    await service.refresh_all(session, principal.actor, [row], definitions, registry, app_servers)
+    asked = await ends_asked(session, principal.actor, [row])
+    return session_out(request, describe(row, definitions, utc_now(), asked))
 
 
 @router.post(
@@ -113,21 +127,20 @@ async def launch_session(
     principal: Submitter,
     jobs: JobServiceDep,
     registry: RegistryDep,
+    definitions: AppsDep,
+    clusters: ClustersDep,
     origin: OriginDep,
     body: LaunchIn,
 ) -> SessionOut:
-    services = services_of(request.app)
-    definition = services.apps.get(body.app)
+    definition = definitions.get(body.app)
     if definition is None:
         raise NotFound(f"No app named {body.app}.")
     form = LaunchForm(**body.model_dump(exclude={"app"}))
-    home = await service.home_for(
-        session, principal.actor, body.project_id, services.clusters, registry
-    )
+    home = await service.home_for(session, principal.actor, body.project_id, clusters, registry)
     row = await service.launch(
         session, principal.actor, jobs, definition, form, home, origin=origin
     )
-    return session_out(request, describe(row, services.apps, utc_now()))
+    return session_out(request, describe(row, definitions, utc_now()))
 
 
 @router.delete(
@@ -138,12 +151,30 @@ async def launch_session(
 )
 async def end_session(
     request: Request,
-    session: SessionDep,
+    sessionmaker: SessionmakerDep,
     principal: Submitter,
     jobs: JobServiceDep,
+    definitions: AppsDep,
     origin: OriginDep,
     session_id: PathId,
 ) -> SessionOut:
-    row = await own_session(session, principal.actor, session_id)
-    await service.end(jobs, principal.actor, row, origin=origin)
-    return session_out(request, describe(row, services_of(request.app).apps, utc_now()))
+    row = await service.end_own(sessionmaker, jobs, principal.actor, session_id, origin=origin)
+    return session_out(request, describe(row, definitions, utc_now(), {row.job_id}))
+
+
+@router.post(
+    "/{session_id}/keep",
+    response_model=SessionOut,
+    summary="Keep a session nobody has used for a while: its idle clock starts again",
+    responses=errors(404, 409),
+)
+async def keep_session(
+    request: Request,
+    session: SessionDep,
+    principal: Submitter,
+    definitions: AppsDep,
+    session_id: PathId,
+) -> SessionOut:
+    row = await service.keep(session, principal.actor, session_id, utc_now())
+    asked = await ends_asked(session, principal.actor, [row])
+    return session_out(request, describe(row, definitions, utc_now(), asked))

@@ -14,7 +14,7 @@ from app.api.v1.schemas import JobOut, errors
 from app.api.v1.task_schemas import TaskPageOut, task_usage_out
 from app.deps import JobServiceDep, SessionDep
 from app.jobs import tasks
-from app.models import JOB_STATES
+from app.models.jobs import JOB_STATES
 
 router = APIRouter(prefix="/jobs", tags=["jobs"])
 

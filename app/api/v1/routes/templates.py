@@ -18,7 +18,7 @@ from app.deps import SessionDep
 from app.errors import NotFound
 from app.job_templates import service as templates
 from app.job_templates.service import LIST_SCOPES, TemplateDraft
-from app.models import JobTemplate, TemplateVersion
+from app.models.job_templates import JobTemplate, TemplateVersion
 
 router = APIRouter(prefix="/templates", tags=["templates"])
 

@@ -17,7 +17,7 @@ from app.api.v1.deps import Reader
 from app.api.v1.schemas import errors
 from app.api.v1.usage_schemas import UsageOut, usage_out
 from app.deps import SessionDep
-from app.models import utc_now
+from app.models.base import utc_now
 from app.reports.usage import CSV_DOWNLOAD_HEADERS, METRICS, GroupBy, Period, UsageQuery, usage_csv
 from app.reports.usage import usage_report as build_report
 
@@ -39,7 +39,13 @@ assert set(METRICS) | {"group"} == set(get_args(Sort)), "Sort must list every me
 
 
 def _query(
-    start: date | None, end: date | None, group_by: GroupBy, period: Period, sort: str, order: str
+    start: date | None,
+    end: date | None,
+    group_by: GroupBy,
+    period: Period,
+    sort: str,
+    order: str,
+    cluster: str | None = None,
 ) -> UsageQuery:
     today = utc_now().date()
     return UsageQuery(
@@ -49,6 +55,7 @@ def _query(
         period=period,
         sort=sort,
         descending=order == "desc",
+        cluster=cluster,
     )
 
 
@@ -71,8 +78,11 @@ async def get_usage_report(
     sort: Sort = "cpu_hours",
     order: Literal["asc", "desc"] = "desc",
     format: Annotated[Literal["json", "csv"], Query(description="csv: one row a cell")] = "json",
+    cluster: Annotated[
+        str | None, Query(max_length=64, description="Only this cluster's usage")
+    ] = None,
 ) -> UsageOut | Response:
-    query = _query(start, end, group_by, period, sort, order)
+    query = _query(start, end, group_by, period, sort, order, cluster)
     report = await build_report(session, principal.actor, query)
     if format == "csv":
         return Response(usage_csv(report), media_type="text/csv", headers=CSV_DOWNLOAD_HEADERS)
