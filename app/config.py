@@ -13,10 +13,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.interactive.definitions import AppDefinition, DefinitionError, load_definitions
 from app.scheduler.config import ClusterConfig, ClusterConfigError, load_clusters
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./var/portal.db"
@@ -67,6 +66,14 @@ def unknown_variables(
     return problems
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity: a container's cpuset, taskset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def is_placeholder_secret(value: str) -> bool:
     normalised = value.strip().lower()
     if normalised in _PLACEHOLDER_SECRETS or value == DEV_SECRET_KEY:
@@ -84,13 +91,39 @@ class Settings(BaseSettings):
     # A folder of interactive app definitions (*.toml) added to the shipped ones.
     apps_dir: Path | None = None
     poll_interval: float = Field(default=10.0, gt=0)
+    # Seconds between polls for half a minute after a submission through the portal, so its
+    # page follows a short job (ADR 0022); 0, or not below poll_interval, turns it off.
+    poll_fresh_interval: float = Field(default=2.0, ge=0)
+    # The longest wait between two polls of a cluster that keeps failing (back-off ceiling).
+    poll_backoff_max: float = Field(default=60.0, gt=0)
+    # How old a row still "submitting" must be before the poller looks for it by UUID; longer
+    # than the SSH command timeout (30 s), so a slow sbatch is never declared lost (ADR 0002).
+    submit_grace: float = Field(default=60.0, gt=0)
     # Seconds between usage ingestions run by the poller (one sacct each); 0 turns them off.
     usage_ingest_interval: float = Field(default=300.0, ge=0)
     # Poll cycles between two partition reports (one sinfo each).
     partitions_every: int = Field(default=6, ge=1)
+    # Poll cycles between two reads of the maintenance reservations (one scontrol each).
+    reservations_every: int = Field(default=6, ge=1)
+    # Poll cycles between two reads of the nodes (one scontrol each) for the nodes view.
+    nodes_every: int = Field(default=3, ge=1)
+    # An interactive session idle this many seconds is ended as its owner's End would (an
+    # app's definition may set its own limit); 0 turns the site's limit off.
+    idle_limit: float = Field(default=0.0, ge=0)
+    # Seconds before that end when the owner is warned (at once, if the limit is shorter).
+    idle_warning: float = Field(default=900.0, ge=0)
+    # Poll cycles between two idle checks of a cluster's running sessions, and the most
+    # sessions asked per check (one HTTP request to each one's server).
+    idle_every: int = Field(default=3, ge=1)
+    idle_batch: int = Field(default=5, ge=1, le=100)
     # PostgreSQL connections per process: kept open, and extra ones opened under load.
     db_pool_size: int = Field(default=10, ge=1)
     db_max_overflow: int = Field(default=20, ge=0)
+    # Web worker processes `python -m app.serve` starts (uvicorn --workers); None means one
+    # per CPU this process may run on. Every piece of state they share lives in the database
+    # (ADR 0029), and the in-process poller runs in each, polling a cluster only while it
+    # holds that cluster's lease.
+    web_workers: int | None = Field(default=None, ge=1, le=64)
     # None means "decide from env": on in development, off in production.
     run_poller_in_web: bool | None = None
     # `python -m app.poller` serves /metrics here when set (it has no web app of its own).
@@ -108,6 +141,42 @@ class Settings(BaseSettings):
     # Webhooks to private, loopback and link-local addresses (off: the portal must not be a
     # way into the site's own network).
     webhook_allow_private: bool = False
+    # Sign-in through an OpenID Connect provider (ADR 0028): off while the issuer is empty.
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: SecretStr = SecretStr("")
+    # The button's words: "Sign in with <name>".
+    oidc_provider_name: str = "single sign-on"
+    oidc_scopes: str = "openid profile email"
+    # The ID token claim that is the portal login (found, or created when allowed).
+    oidc_username_claim: str = "preferred_username"
+    oidc_create_users: bool = True
+    # Seconds a token's times may be off the portal's clock; seconds before a call gives up.
+    oidc_clock_skew: int = Field(default=60, ge=0, le=600)
+    oidc_timeout: float = Field(default=10.0, gt=0, le=120)
+    # Off: the sign-in page shows only the provider's button and refuses passwords.
+    password_signin: bool = True
+    # A shell on each cluster's login node in the browser, as the user (ADR 0026): off takes
+    # the page and its link away and refuses the shell's WebSocket.
+    shell_enabled: bool = True
+    # Seconds a shell may go without input before the portal ends it.
+    shell_idle_timeout: float = Field(default=1800.0, gt=0)
+    # Shells one user may have open at once (in all web processes); each holds one of the
+    # user's SSH sessions on the login node (the cluster's ssh_max_sessions, 10 by default).
+    shell_max_per_user: int = Field(default=3, ge=1)
+
+    @model_validator(mode="after")
+    def _check_single_sign_on(self) -> Settings:
+        problems = oidc_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @field_validator("web_workers", mode="before")
+    @classmethod
+    def _blank_means_one_per_cpu(cls, value: object) -> object:
+        # docker-compose passes the variable through empty when the operator did not set it.
+        return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> Settings:
@@ -125,10 +194,37 @@ class Settings(BaseSettings):
         return self.env == "prod"
 
     @property
+    def is_oidc_enabled(self) -> bool:
+        return bool(self.oidc_issuer)
+
+    @property
+    def web_worker_count(self) -> int:
+        return self.web_workers or available_cpus()
+
+    @property
     def should_run_poller_in_web(self) -> bool:
         if self.run_poller_in_web is None:
             return not self.is_production
         return self.run_poller_in_web
+
+
+def oidc_problems(settings: Settings) -> list[str]:
+    """What stops single sign-on from working as configured, one line each."""
+    problems = []
+    issuer = settings.oidc_issuer
+    if issuer and not settings.oidc_client_id:
+        problems.append("PORTAL_OIDC_CLIENT_ID is required with PORTAL_OIDC_ISSUER")
+    if issuer and not issuer.startswith(("https://", "http://")):
+        problems.append("PORTAL_OIDC_ISSUER must be an http(s) address")
+    if settings.is_production and issuer and not issuer.startswith("https://"):
+        problems.append("PORTAL_OIDC_ISSUER must use https in production")
+    if issuer and "openid" not in settings.oidc_scopes.split():
+        problems.append("PORTAL_OIDC_SCOPES must include openid")
+    if not settings.password_signin and not issuer:
+        problems.append(
+            "PORTAL_PASSWORD_SIGNIN=false needs PORTAL_OIDC_ISSUER: nobody could sign in"
+        )
+    return problems
 
 
 def describe_validation_error(error: ValidationError) -> list[str]:
@@ -187,14 +283,6 @@ def _read_clusters(path: Path) -> dict[str, ClusterConfig]:
         raise ConfigError([f"{path}: not valid TOML: {error}"]) from None
     except (ClusterConfigError, OSError, ValueError, TypeError) as error:
         raise ConfigError([f"{path}: {error}"]) from None
-
-
-def load_app_definitions(settings: Settings) -> dict[str, AppDefinition]:
-    """The interactive apps: the shipped ones and those of ``settings.apps_dir``, checked."""
-    try:
-        return load_definitions(settings.apps_dir)
-    except DefinitionError as error:
-        raise ConfigError([f"PORTAL_APPS_DIR: {error}"]) from None
 
 
 def load_cluster_configs(settings: Settings) -> dict[str, ClusterConfig]:

@@ -6,8 +6,10 @@ from settings, so tests can point each app instance at its own database.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,9 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+
+# Every model is loaded before any session exists, so a foreign key always finds its table.
+from app.models import catalogue as _catalogue  # noqa: F401
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -101,6 +106,33 @@ async def release_connection(session: AsyncSession) -> None:
     if session.new or session.dirty or session.deleted:
         raise RuntimeError("release_connection() would commit changes the request has not finished")
     await session.commit()
+
+
+# The session of the request this task serves, with the task: a task the request starts
+# inherits the variable, and must not end a transaction another task is using.
+_REQUEST_SESSION: ContextVar[tuple[asyncio.Task[Any] | None, AsyncSession] | None] = ContextVar(
+    "request_session", default=None
+)
+
+
+def bind_request_session(session: AsyncSession | None) -> None:
+    """Names ``session`` as the current request's (None when the request is done)."""
+    _REQUEST_SESSION.set(None if session is None else (asyncio.current_task(), session))
+
+
+async def free_request_session() -> None:
+    """Ends the current request's read phase before a remote call (see release_connection).
+
+    Called by every scheduler adapter and app-server client a request reaches, so no route or
+    use case has to remember it: a cluster that answers in seconds never holds a pooled
+    connection, or SQLite's write lock, for that long.
+    """
+    bound = _REQUEST_SESSION.get()
+    if bound is None:
+        return
+    task, session = bound
+    if task is asyncio.current_task() and session.in_transaction():
+        await release_connection(session)
 
 
 def sync_database_url(database_url: str) -> str:

@@ -11,9 +11,9 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import ClusterStatus
+from app.deps import ClusterNamesDep, SessionmakerDep, TaskBoardDep
+from app.models.clusters import ClusterStatus
 from app.web.proxies import is_operations_request
-from app.wiring import services_of
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -38,12 +38,16 @@ async def read_cluster_statuses(session: AsyncSession) -> dict[str, ClusterStatu
 
 
 @router.get("/healthz", include_in_schema=False)
-async def healthz(request: Request) -> JSONResponse:
-    """``{"status": "ok"}`` for anyone (load balancers); the database and each cluster's
-    last contact and error only for operations networks, since they describe the site."""
-    services = services_of(request.app)
-    sessionmaker = services.sessionmaker
-    configured = list(services.cluster_names)
+async def healthz(
+    request: Request,
+    sessionmaker: SessionmakerDep,
+    cluster_names: ClusterNamesDep,
+    task_board: TaskBoardDep,
+) -> JSONResponse:
+    """``{"status": "ok"}`` for anyone (load balancers); the database, each cluster's last
+    contact and error, and the background tasks' failures only for operations networks,
+    since they describe the site."""
+    configured = list(cluster_names)
     try:
         async with sessionmaker() as session:
             statuses = await read_cluster_statuses(session)
@@ -56,4 +60,7 @@ async def healthz(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
     names = sorted(set(configured) | set(statuses))
     clusters = {name: describe_cluster(statuses.get(name)) for name in names}
-    return JSONResponse({"database": "ok", "clusters": clusters})
+    # This process's supervised tasks (the poller's, when it runs here): a task that failed
+    # says why and whether it runs again, where a dead one used to go unnoticed.
+    tasks = task_board.describe()
+    return JSONResponse({"database": "ok", "clusters": clusters, "tasks": tasks})

@@ -23,6 +23,7 @@ from typing import Any
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from babel.numbers import format_decimal
 from babel.support import LazyProxy, Translations
 
 LOCALES_DIR = Path(__file__).resolve().parent / "locales"
@@ -118,3 +119,32 @@ def negotiate(accept_language: str | None) -> str:
         if weight > 0 and primary in LANGUAGES:
             return primary
     return DEFAULT_LOCALE
+
+
+# Binary units as each language writes them (French: Kio, Mio, Gio…).
+UNIT_WORDS: dict[str, LazyProxy] = {
+    "B": lazy_gettext("B"),
+    "KiB": lazy_gettext("KiB"),
+    "MiB": lazy_gettext("MiB"),
+    "GiB": lazy_gettext("GiB"),
+    "TiB": lazy_gettext("TiB"),
+    "PiB": lazy_gettext("PiB"),
+    "EiB": lazy_gettext("EiB"),
+}
+
+
+def format_number(value: float, pattern: str = "#,##0.#") -> str:
+    """``value`` with the reader's separators (``12,034.5``, « 12 034,5 »)."""
+    return format_decimal(value, format=pattern, locale=_current.get())
+
+
+def format_units(value: float, unit: str, pattern: str = "#,##0.#") -> str:
+    """A figure and its unit, joined as the language joins them (a narrow no-break space in
+    French): ``3.4 KiB``, « 3,4 Kio »."""
+    word = str(UNIT_WORDS[unit]) if unit in UNIT_WORDS else unit
+    return gettext("%(number)s %(unit)s", number=format_number(value, pattern), unit=word)
+
+
+def format_share(percent: float, pattern: str = "#,##0.0") -> str:
+    """A percentage already multiplied by 100: ``25.0 %``, « 25,0 % »."""
+    return gettext("%(number)s %%", number=format_number(percent, pattern))

@@ -2,7 +2,7 @@
 
 Pages take typed path parameters (a job's numeric id). An address with a malformed or
 out-of-range id is a page that does not exist, so it is told as such, naming the thing that
-is missing; the JSON API keeps its own validation answers (``app.errors``).
+is missing; the JSON API keeps its own validation answers (``app.api.v1.errors``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ it again changes nothing that is already in place. It refuses to run in producti
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.db import create_engine, create_sessionmaker, unit_of_work
 from app.job_templates import repository as templates_repository
 from app.job_templates.service import TemplateDraft, create, update
-from app.job_templates.site import SiteTemplate, site_templates
-from app.models import Membership, Project, User, UserClusterAccount
+from app.job_templates.site_templates import SiteTemplate, site_templates
+from app.models.projects import Membership, Project
+from app.models.users import User, UserClusterAccount
 from app.security import hash_password, is_password_correct
 from app.users.actor import Actor
 
@@ -49,7 +51,7 @@ def demo_password(login: str) -> str:
     return f"{login}-demo"
 
 
-async def _upsert_user(session: AsyncSession, login: str, cluster: str) -> User:
+async def _upsert_user(session: AsyncSession, login: str, clusters: list[str]) -> User:
     display_name, account, _role = DEMO_USERS[login]
     user = (await session.execute(select(User).where(User.login == login))).scalar_one_or_none()
     if user is None:
@@ -61,7 +63,8 @@ async def _upsert_user(session: AsyncSession, login: str, cluster: str) -> User:
         user.password_hash = hash_password(demo_password(login))
     await session.flush()
     if account is not None:
-        await _ensure_cluster_account(session, user, cluster)
+        for cluster in clusters:
+            await _ensure_cluster_account(session, user, cluster)
     return user
 
 
@@ -76,14 +79,18 @@ async def _ensure_cluster_account(session: AsyncSession, user: User, cluster: st
         await session.flush()
 
 
-async def _upsert_project(session: AsyncSession, account: str, cluster: str) -> Project:
+async def _upsert_project(
+    session: AsyncSession, account: str, cluster: str, *, is_first: bool
+) -> Project:
     found = await session.execute(
         select(Project).where(Project.cluster == cluster, Project.slurm_account == account)
     )
     project = found.scalar_one_or_none()
     if project is None:
+        # The first cluster's project keeps the plain name; the others say where they are.
+        name = account if is_first else f"{account} ({cluster})"
         project = Project(
-            name=account, slurm_account=account, cluster=cluster, description=DEMO_PROJECTS[account]
+            name=name, slurm_account=account, cluster=cluster, description=DEMO_PROJECTS[account]
         )
         session.add(project)
         await session.flush()
@@ -135,15 +142,16 @@ async def install_site_templates(session: AsyncSession, admin: User) -> None:
 async def seed_demo(
     sessionmaker: async_sessionmaker[AsyncSession], clusters: Iterable[str] = ()
 ) -> list[DemoLogin]:
-    """Create (or bring back) the demo users, projects and site templates."""
+    """Create (or bring back) the demo users, projects and site templates: on every
+    cluster given (the dev clusters share their Unix users and Slurm accounts), each user
+    mapped to their login and each department a project there."""
     if os.environ.get("PORTAL_ENV", "dev") == "prod":
         raise SeedRefused("Refusing to create demo accounts when PORTAL_ENV=prod.")
-    names = list(clusters)
-    cluster = DEMO_CLUSTER if not names or DEMO_CLUSTER in names else names[0]
+    names = sorted(clusters) or [DEMO_CLUSTER]
     async with unit_of_work(sessionmaker) as session:
-        users = {login: await _upsert_user(session, login, cluster) for login in DEMO_USERS}
-        for account in DEMO_PROJECTS:
-            project = await _upsert_project(session, account, cluster)
+        users = {login: await _upsert_user(session, login, names) for login in DEMO_USERS}
+        for account, cluster in itertools.product(DEMO_PROJECTS, names):
+            project = await _upsert_project(session, account, cluster, is_first=cluster == names[0])
             for login, (_name, user_account, role) in DEMO_USERS.items():
                 if user_account == account and role is not None:
                     await _ensure_membership(session, users[login], project, role)

@@ -82,18 +82,40 @@ def _template_ngettext(singular: str, plural: str, count: int) -> str:
     return i18n.translations(i18n.current_locale()).ngettext(singular, plural, count)
 
 
+def _two_decimals(value: float) -> str:
+    return i18n.format_number(value, "#,##0.00")
+
+
+def _template_pgettext(context: str, message: str) -> str:
+    return i18n.translations(i18n.current_locale()).pgettext(context, message)
+
+
+@pass_context
+def _shell_clusters(context: Any) -> tuple[str, ...]:
+    """The clusters where the signed-in reader may open a shell, for the navigation."""
+    services = getattr(context["request"].app.state, "services", None)
+    actor = context.get("actor")
+    return () if services is None or actor is None else services.shells.clusters_for(actor)
+
+
 def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates = Jinja2Blocks(directory=str(directory))
     # Messages are translated when a page is rendered, in the request's language (app.i18n).
     templates.env.add_extension("jinja2.ext.i18n")
     templates.env.install_gettext_callables(  # type: ignore[attr-defined]
-        gettext=_template_gettext, ngettext=_template_ngettext, newstyle=True
+        gettext=_template_gettext,
+        ngettext=_template_ngettext,
+        pgettext=_template_pgettext,
+        newstyle=True,
     )
     templates.env.globals["current_locale"] = i18n.current_locale
     templates.env.globals["site_name"] = "HPC Portal"
     templates.env.globals["duration_reading"] = DURATION_READING
     templates.env.filters["local_time"] = local_time
+    templates.env.filters["percent"] = i18n.format_share
+    templates.env.filters["figure"] = _two_decimals
     templates.env.globals["url_for"] = _url_for
+    templates.env.globals["shell_clusters"] = _shell_clusters
     return templates
 
 

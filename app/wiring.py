@@ -15,15 +15,20 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.cluster_calls import ReleasingSchedulers
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker
 from app.files.service import FilesService
 from app.interactive.definitions import AppDefinition
-from app.interactive.proxy import upstream_client
+from app.interactive.upstream import upstream_client
 from app.jobs.service import JobService
+from app.observability.supervisor import TaskBoard
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import Schedulers
+from app.shell.service import ShellService
 from app.storage.service import DiskUsageService
+from app.submissions.choices import SubmitChoices
+from app.users.oidc import OidcClient, OidcConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +42,32 @@ class Services:
     jobs: JobService
     disk_usage: DiskUsageService
     files: FilesService
+    choices: SubmitChoices
+    shells: ShellService
     cluster_names: tuple[str, ...] = field(default=())
     apps: Mapping[str, AppDefinition] = field(default_factory=dict)
     # For interactive apps' servers on compute nodes: readiness checks and the proxy.
     http: httpx.AsyncClient = field(default_factory=upstream_client)
+    # The background tasks this process supervises (the in-process poller's), for /healthz.
+    tasks: TaskBoard = field(default_factory=TaskBoard)
+    # The identity provider, when single sign-on is configured (ADR 0028).
+    oidc: OidcClient | None = None
+
+
+def oidc_client(settings: Settings) -> OidcClient | None:
+    if not settings.is_oidc_enabled:
+        return None
+    return OidcClient(
+        OidcConfig(
+            issuer=settings.oidc_issuer,
+            client_id=settings.oidc_client_id,
+            client_secret=settings.oidc_client_secret.get_secret_value(),
+            scopes=settings.oidc_scopes,
+            clock_skew=settings.oidc_clock_skew,
+            timeout=settings.oidc_timeout,
+            username_claim=settings.oidc_username_claim,
+        )
+    )
 
 
 def build_services(
@@ -56,6 +83,7 @@ def build_services(
         max_overflow=settings.db_max_overflow,
     )
     sessionmaker = create_sessionmaker(engine)
+    schedulers = ReleasingSchedulers(schedulers)
     roots = {name: tuple(config.log_roots) for name, config in clusters.items()}
     return Services(
         settings=settings,
@@ -68,8 +96,11 @@ def build_services(
         files=FilesService(
             schedulers, {name: config.browse_roots for name, config in clusters.items()}
         ),
+        choices=SubmitChoices(clusters, schedulers, tuple(sorted(schedulers))),
+        shells=ShellService(settings, schedulers, sessionmaker),
         cluster_names=tuple(sorted(schedulers)),
         apps=apps,
+        oidc=oidc_client(settings),
     )
 
 

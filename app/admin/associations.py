@@ -9,6 +9,7 @@ from app.errors import ServiceUnavailable
 from app.i18n import _
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.slurm.adapter import SlurmAdapter
+from app.scheduler.slurm.limits import parse_tres_minutes
 
 ASSOC_FIELDS = ("Cluster", "Account", "User", "Partition", "GrpTRESMins")
 
@@ -32,16 +33,6 @@ class SlurmState:
 
     def users_of(self, account: str) -> set[str]:
         return {a.user for a in self.associations if a.account == account and a.user}
-
-
-def parse_tres_minutes(text: str) -> dict[str, int]:
-    """``cpu=6000,gres/gpu=120`` -> {"cpu": 6000, "gres/gpu": 120}."""
-    limits: dict[str, int] = {}
-    for item in text.split(","):
-        key, _, value = item.partition("=")
-        if key.strip() and value.strip().isdigit():
-            limits[key.strip()] = int(value)
-    return limits
 
 
 def parse_associations(text: str, cluster: str) -> list[SlurmAssociation]:

@@ -12,7 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.admin import service
 from app.admin.associations import SlurmState
 from app.audit.service import Origin
-from app.models import AssociationLimit, Membership, Project, User, UserClusterAccount, utc_now
+from app.models.base import utc_now
+from app.models.projects import Membership, Project
+from app.models.usage import AssociationLimit
+from app.models.users import User, UserClusterAccount
 from app.users.actor import Actor
 
 # Kinds an administrator can apply; the others are only reported.

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.service import Origin, record
 from app.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from app.i18n import _
-from app.models import MEMBERSHIP_ROLES, Membership, Project, User, UserClusterAccount
+from app.models.projects import MEMBERSHIP_ROLES, Membership, Project
+from app.models.users import User, UserClusterAccount
 from app.tokens.service import revoke_all_tokens
 from app.users import sessions
 from app.users.actor import Actor

@@ -18,12 +18,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, ValidationFailed
 from app.i18n import _
-from app.models import AUDIT_SURFACES, AuditEvent, User, utc_now
+from app.models.audit import AUDIT_SURFACES, AuditEvent
+from app.models.base import utc_now
+from app.models.users import User
 from app.reports.csv_export import safe_cells
 from app.users.actor import Actor
 
-# What the audit page shows at once; older and newer events are a link away.
-PAGE_SIZE = 50
+# What the audit page shows at once (the newest few); older and newer are a link away.
+PAGE_SIZE = 20
 _Q = TypeVar("_Q", bound=Select[*tuple[Any, ...]])
 CSV_LIMIT = 100_000
 

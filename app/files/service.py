@@ -13,12 +13,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, ValidationFailed
-from app.i18n import _
+from app.i18n import _, format_units
 from app.scheduler.disk_usage import binary_scale
 from app.scheduler.errors import (
     FileAccessDenied,
     FileExists,
     FileNotFound,
+    FileOperationTimedOut,
     FileUnavailable,
     FolderNotEmpty,
     InvalidFilePath,
@@ -77,9 +78,11 @@ class Download:
 
 
 def format_size(amount: int) -> str:
-    """``1.5 MiB``: binary units, one decimal."""
+    """``1.5 MiB``: binary units, one decimal, in the reader's language."""
     value, unit = binary_scale(amount)
-    return f"{amount} B" if unit == "B" else f"{value:.1f} {unit}"
+    return (
+        format_units(amount, "B", "#,##0") if unit == "B" else format_units(value, unit, "#,##0.0")
+    )
 
 
 @contextmanager
@@ -98,6 +101,8 @@ def translated() -> Iterator[None]:
     except (FileExists, FolderNotEmpty) as error:
         raise Conflict(str(error)) from None
     except FileUnavailable as error:
+        raise ServiceUnavailable(str(error)) from None
+    except FileOperationTimedOut as error:
         raise ServiceUnavailable(str(error)) from None
     except SchedulerUnavailable:
         raise ServiceUnavailable(_("The cluster did not answer; try again shortly.")) from None
@@ -139,11 +144,20 @@ class FilesService:
             return await store.roots(username)
 
     async def folder(
-        self, actor: Actor, cluster: str, path: str, offset: int = 0, limit: int = PAGE_SIZE
+        self,
+        actor: Actor,
+        cluster: str,
+        path: str,
+        offset: int = 0,
+        limit: int = PAGE_SIZE,
+        *,
+        show_hidden: bool = True,
     ) -> FolderPage:
         store, username = self._store(actor, cluster)
         with translated():
-            return await store.list_folder(path, username, offset=offset, limit=limit)
+            return await store.list_folder(
+                path, username, offset=offset, limit=limit, show_hidden=show_hidden
+            )
 
     async def stat(self, actor: Actor, cluster: str, path: str) -> FileEntry:
         store, username = self._store(actor, cluster)
@@ -169,13 +183,12 @@ class FilesService:
         return FileView(entry, found.data.decode("utf-8", "replace"), None)
 
     async def download(self, actor: Actor, cluster: str, path: str) -> Download:
-        """The file's entry (checked now, so a refusal is a proper error) and its bytes."""
+        """The file opened now, so that a refusal (a folder, a pipe, no permission) is a
+        proper error before the response starts, and its bytes."""
         store, username = self._store(actor, cluster)
         with translated():
-            entry = await store.stat(path, username)
-        if entry.is_folder:
-            raise ValidationFailed(_("%(path)s is a folder; open it instead.", path=entry.path))
-        return Download(entry, _translated_stream(store.stream(path, username), entry.size))
+            opened = await store.open_file(path, username)
+        return Download(opened.entry, _translated_stream(opened.chunks, opened.entry.size))
 
     async def upload_part(
         self, actor: Actor, cluster: str, part: UploadPart, data: AsyncIterator[bytes]

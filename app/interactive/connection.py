@@ -7,6 +7,7 @@ the port they write can only be one on their own job's node.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -14,11 +15,13 @@ from dataclasses import dataclass
 import httpx
 
 from app.interactive.definitions import AppDefinition
-from app.interactive.proxy import Upstream
 from app.interactive.sessions import BASE_PATH
-from app.models import InteractiveSession
+from app.interactive.tunnelled import Opener
+from app.interactive.upstream import Upstream
+from app.models.interactive import InteractiveSession
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import FileUnavailable, SchedulerUnavailable
+from app.scheduler.tunnels import tunnels_of
 
 # A single node name; a list or range ("c[1-2]", "c1,c2") is not a place to connect to.
 NODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
@@ -60,13 +63,33 @@ def node_of(node_list: str | None) -> str | None:
     return node_list
 
 
-def target_of(row: InteractiveSession, definition: AppDefinition) -> Upstream | None:
-    """Where the proxy sends a session's requests, with the header that carries its secret."""
+def target_of(
+    row: InteractiveSession,
+    definition: AppDefinition,
+    opener: Opener | None = None,
+    *,
+    port: int | None = None,
+    secret: str | None = None,
+) -> Upstream | None:
+    """Where the proxy sends a session's requests, with the header that carries its secret;
+    ``opener`` when the cluster's compute nodes are reached through its login node, ``port``
+    and ``secret`` as just learnt, before they are recorded on the row."""
     host = node_of(row.job.node_list)
-    if host is None or row.port is None or row.secret is None:
+    port = row.port if port is None else port
+    secret = row.secret if secret is None else secret
+    if host is None or port is None or secret is None:
         return None
     auth = definition.auth
-    return Upstream(host, row.port, auth.header, f"{auth.prefix}{row.secret}")
+    return Upstream(host, port, auth.header, f"{auth.prefix}{secret}", opener)
+
+
+def opener_for(adapter: object, username: str) -> Opener | None:
+    """How to open connections to the cluster's compute nodes as ``username``: None when the
+    portal connects to them itself (``compute_access = "direct"``)."""
+    tunnels = tunnels_of(adapter)
+    if tunnels is None:
+        return None
+    return functools.partial(tunnels.open, as_user=username)
 
 
 async def is_ready(
@@ -74,9 +97,14 @@ async def is_ready(
 ) -> bool:
     """Whether the app answers its readiness path with a success (any answer if it has none)."""
     url = f"http://{target.authority}{BASE_PATH.format(uuid=row.uuid)}{definition.ready_path}"
+    # A desktop's secret is its VNC password, which only the portal's own handshake uses.
+    headers = {} if definition.kind == "vnc" else {target.auth_header: target.auth_value}
     try:
         response = await client.get(
-            url, headers={target.auth_header: target.auth_value}, timeout=READY_TIMEOUT_SECONDS
+            url,
+            headers=headers,
+            timeout=READY_TIMEOUT_SECONDS,
+            extensions=target.extensions(),
         )
     except httpx.HTTPError:
         return False

@@ -13,6 +13,14 @@ as an environment variable, so a value can never change the script's syntax:
 ``PORTAL_APP_WORK_DIR``    the working directory chosen in the form
 ``PORTAL_APP_MODULES``     environment modules to load, separated by spaces (may be empty)
 ``PORTAL_APP_VENV``        a virtualenv to activate (may be empty)
+
+Its ``[idle]`` table says how the portal tells that a session is idle and how long it may
+stay so before it is ended (app/interactive/idle.py).
+
+``kind`` says what the server speaks: ``http`` (the default: the proxy relays HTTP and
+WebSocket to it, as for JupyterLab) or ``vnc`` (a remote desktop: the server is websockify in
+front of a VNC server whose password is the secret; the portal serves noVNC itself and bridges
+the VNC stream, ADR 0027). ``open_path`` is where Connect opens, relative to the base URL.
 """
 
 from __future__ import annotations
@@ -21,10 +29,12 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from app.config import ConfigError, Settings
+from app.interactive.idle import Idle
 from app.scheduler.config import file_problems
 
 SHIPPED_DIR = Path(__file__).resolve().parent / "apps"
@@ -81,8 +91,12 @@ class AppDefinition(Strict):
     script: str = Field(min_length=1)
     # Relative to the base URL; answers 2xx (with the secret) once the server is ready.
     ready_path: str = Field(default="", pattern=r"^[A-Za-z0-9._~/-]*$")
+    kind: Literal["http", "vnc"] = "http"
+    # Relative to the base URL: the page Connect opens (JupyterLab's "lab").
+    open_path: str = Field(default="", pattern=r"^[A-Za-z0-9._~/-]*$")
     form: Form = Form()
     auth: Auth = Auth()
+    idle: Idle = Idle()
 
     @model_validator(mode="after")
     def _script_is_bash(self) -> AppDefinition:
@@ -123,3 +137,11 @@ def load_definitions(site_dir: Path | None = None) -> dict[str, AppDefinition]:
             definition = load_definition(path)
             definitions[definition.name] = definition
     return definitions
+
+
+def load_app_definitions(settings: Settings) -> dict[str, AppDefinition]:
+    """The interactive apps: the shipped ones and those of ``settings.apps_dir``, checked."""
+    try:
+        return load_definitions(settings.apps_dir)
+    except DefinitionError as error:
+        raise ConfigError([f"PORTAL_APPS_DIR: {error}"]) from None

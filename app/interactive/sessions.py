@@ -21,10 +21,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.errors import NotFound, ValidationFailed
 from app.i18n import _
 from app.interactive.definitions import AppDefinition, Number
-from app.jobs import states
+from app.jobs import event_notes, states
 from app.jobs.requests import JobRequest
-from app.models import InteractiveSession, Job
+from app.models.interactive import InteractiveSession
+from app.models.jobs import Job, JobEvent
 from app.users.actor import Actor
+from app.vocabulary.job_states import JobStateName
 
 SessionState = Literal["queued", "starting", "running", "ended"]
 BASE_PATH = "/apps/sessions/{uuid}/"
@@ -121,7 +123,7 @@ def job_request(
     return JobRequest(
         project_id=form.project_id,
         script=definition.script,
-        name=f"{definition.name} session",
+        name=definition.name,  # the app's own name reads the same in every language
         partition=form.partition,
         time_limit_minutes=form.time_minutes,
         nodes=1,
@@ -158,7 +160,7 @@ def state_of(row: InteractiveSession) -> SessionState:
     job_state = row.job.state
     if states.is_terminal(job_state):
         return "ended"
-    if job_state != states.RUNNING:
+    if job_state != JobStateName.RUNNING:
         return "queued"
     return "running" if row.ready_at is not None else "starting"
 
@@ -222,10 +224,33 @@ class SessionView:
     started_at: datetime | None
     seconds_left: int | None
     values: Mapping[str, Any]
+    end_asked: bool = False
+    """Its owner asked to end it: it is ending, or was ended by them (not cancelled)."""
+    idle_since: datetime | None = None
+    idle_ends_at: datetime | None = None
+    """Set while its owner is warned: nobody has used it since, and it will be ended then."""
+    ended_idle: bool = False
+    """The portal ended it: nobody had used it for the app's idle limit."""
+    open_path: str = ""
+    """Where Connect opens, under ``connect_path`` (the app definition's ``open_path``)."""
+    kind: str = "http"
 
     @property
     def connect_path(self) -> str | None:
-        return BASE_PATH.format(uuid=self.uuid) if self.state == "running" else None
+        is_open = self.state == "running" and not (self.end_asked or self.ended_idle)
+        return BASE_PATH.format(uuid=self.uuid) if is_open else None
+
+    @property
+    def open_url(self) -> str | None:
+        return None if self.connect_path is None else self.connect_path + self.open_path
+
+    @property
+    def is_ending(self) -> bool:
+        return (self.end_asked or self.ended_idle) and self.state != "ended"
+
+    @property
+    def is_warned_idle(self) -> bool:
+        return self.idle_ends_at is not None and self.state == "running" and not self.end_asked
 
 
 def seconds_left(row: InteractiveSession, now: datetime) -> int | None:
@@ -236,8 +261,27 @@ def seconds_left(row: InteractiveSession, now: datetime) -> int | None:
     return max(0, int((ends - now).total_seconds()))
 
 
+async def ends_asked(
+    session: AsyncSession, actor: Actor, rows: list[InteractiveSession]
+) -> set[int]:
+    """The job ids of those of ``rows`` the actor has asked to end (their cancel, recorded
+    when Slurm accepted it), so a session being ended is never shown as still running."""
+    job_ids = [row.job_id for row in rows]
+    if not job_ids:
+        return set()
+    query = select(JobEvent.job_id).where(
+        JobEvent.job_id.in_(job_ids),
+        JobEvent.source == "user",
+        JobEvent.reason == event_notes.requested("cancel", actor.login),
+    )
+    return set(await session.scalars(query))
+
+
 def describe(
-    row: InteractiveSession, definitions: Mapping[str, AppDefinition], now: datetime
+    row: InteractiveSession,
+    definitions: Mapping[str, AppDefinition],
+    now: datetime,
+    ended_by_owner: set[int] | None = None,
 ) -> SessionView:
     definition = definitions.get(row.app)
     return SessionView(
@@ -253,4 +297,16 @@ def describe(
         started_at=row.job.started_at,
         seconds_left=seconds_left(row, now),
         values=dict(row.values),
+        end_asked=row.job_id in (ended_by_owner or set()),
+        **_idleness(row),
+        open_path=definition.open_path if definition else "",
+        kind=definition.kind if definition else "http",
     )
+
+
+def _idleness(row: InteractiveSession) -> dict[str, Any]:
+    if row.idle_ended_at is not None:
+        return {"ended_idle": True}
+    if row.idle_ends_at is None or states.is_terminal(row.job.state):
+        return {}
+    return {"idle_since": row.idle_since, "idle_ends_at": row.idle_ends_at}

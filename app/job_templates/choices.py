@@ -12,14 +12,18 @@ import time
 from collections.abc import Sequence
 
 from app.job_templates.context import PartitionChoice, SubmitContext
-from app.models import Project
+from app.models.projects import Project
 from app.scheduler.base import SchedulerAdapter
+from app.scheduler.capabilities import capabilities_of
 from app.scheduler.config import DEFAULT_LOG_ROOTS
 from app.scheduler.errors import SchedulerError
 from app.scheduler.types import PartitionInfo
 
 logger = logging.getLogger(__name__)
 CACHE_SECONDS = 60.0
+# Per process, and safe so with several web workers (ADR 0029): it holds the cluster's
+# answer, which changes outside the portal anyway, each worker asks at most once a minute per
+# user, and sbatch remains the judge of what is submitted.
 _cache: dict[tuple[str, str], tuple[float, tuple[PartitionChoice, ...], frozenset[str] | None]] = {}
 
 
@@ -77,4 +81,5 @@ async def submit_context(
         partitions=partitions,
         roots=roots,
         home=f"/home/{username}" if username else None,
+        scheduler=capabilities_of(adapter).scheduler,
     )

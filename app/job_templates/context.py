@@ -28,6 +28,8 @@ class SubmitContext:
     gpu_types: tuple[str, ...] = ()
     roots: tuple[str, ...] = DEFAULT_LOG_ROOTS
     home: str | None = None
+    scheduler: str = "slurm"
+    """The cluster's scheduler (its adapter's ``capabilities``): whose directives a script uses."""
 
     def partition(self, name: str | None) -> PartitionChoice | None:
         if name is None:

@@ -32,7 +32,8 @@ from app.job_templates.shell_quoting import (
     quote_pieces,
 )
 from app.jobs.requests import JobRequest
-from app.models import Project, TemplateVersion
+from app.models.job_templates import TemplateVersion
+from app.models.projects import Project
 
 _JOB_NAME = re.compile(r"[A-Za-z0-9_.+-][A-Za-z0-9_.+ -]{0,127}")
 _SBATCH_WITH_EXPRESSION = re.compile(r"^\s*#SBATCH.*(\{\{|\{%)", re.MULTILINE)

@@ -8,7 +8,8 @@ from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
-from app.models import Job, JobTemplate, TemplateVersion
+from app.models.job_templates import JobTemplate, TemplateVersion
+from app.models.jobs import Job
 
 
 def usable_by(user_id: int, project_ids: Iterable[int]) -> ColumnElement[bool]:

@@ -131,7 +131,10 @@ class TemplateSchema(BaseModel):
         """The parameter choosing the account; templates without one get a standard one."""
         found = next((p for p in self.parameters if p.type == "account"), None)
         return found or Parameter(
-            name="account", label=_("Account"), type="account", help=_("The allocation billed.")
+            name="account",
+            label=_("Project"),
+            type="account",
+            help=_("The job's time is charged to this project's allocation."),
         )
 
 
@@ -148,7 +151,9 @@ def schema_problems(raw: dict[str, Any]) -> list[str]:
         for item in error.errors():
             where = ".".join(str(part) for part in item["loc"])
             message = _problem(item)
-            problems.append(f"{where}: {message}" if where else message)
+            problems.append(
+                _("%(field)s: %(problem)s", field=where, problem=message) if where else message
+            )
         return problems
     return []
 

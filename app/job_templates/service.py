@@ -22,7 +22,7 @@ from app.job_templates.checks import draft_problems
 from app.job_templates.render import script_problem
 from app.job_templates.schema import load_schema, schema_problems
 from app.job_templates.script_language import parse
-from app.models import JobTemplate, TemplateVersion
+from app.models.job_templates import JobTemplate, TemplateVersion
 from app.users.actor import Actor
 
 ListScope = Literal["mine", "projects", "site"]

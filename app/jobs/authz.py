@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.errors import Forbidden, NotFound
 from app.i18n import _
 from app.jobs import repository
-from app.models import Job
+from app.models.jobs import Job
 from app.users.actor import Actor
 
 

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Callable
 from typing import TypeVar
 
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler import directive_values as values
 from app.scheduler.directives import read_directives
 

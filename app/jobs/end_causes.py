@@ -10,9 +10,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from app.i18n import _
+from app.i18n import _, format_number
 from app.jobs import event_notes, states
-from app.models import Job
+from app.models.jobs import Job
+from app.vocabulary.job_states import JobStateName
 
 MEMORY_KILL_SHARE = 0.9
 # slurmstepd could not start the batch script (on Slurm 22.05, typically a missing
@@ -60,7 +61,7 @@ def format_mb(megabytes: float | None) -> str:
     if megabytes is None:
         return "—"
     if megabytes >= 1024:
-        return _("%(amount)s GB", amount=f"{megabytes / 1024:.1f}")
+        return _("%(amount)s GB", amount=format_number(megabytes / 1024, "#,##0.0"))
     return _("%(amount)s MB", amount=f"{megabytes:.0f}")
 
 
@@ -74,7 +75,7 @@ def used_memory_mb(job: Job) -> float | None:
 
 def is_memory_kill(job: Job) -> bool:
     """OUT_OF_MEMORY, or killed by signal 9 while close to (or over) the memory requested."""
-    if job.state == "out_of_memory":
+    if job.state == JobStateName.OUT_OF_MEMORY:
         return True
     used, asked = used_memory_mb(job), requested_memory_mb(job)
     if job.exit_signal != 9 or used is None or not asked:
@@ -120,22 +121,22 @@ def _refused(job: Job) -> Ending:
 
 def _fixed(job: Job) -> Ending | None:
     match job.state:
-        case "submit_failed":
+        case JobStateName.SUBMIT_FAILED:
             return _refused(job)
-        case "timeout":
+        case JobStateName.TIMEOUT:
             return Ending(EndCause.TIME_LIMIT, _out_of_time(job))
-        case "cancelled":
+        case JobStateName.CANCELLED:
             return Ending(EndCause.CANCELLED, _("Cancelled before it finished."))
-        case "node_fail":
+        case JobStateName.NODE_FAIL:
             words = _("The node it ran on failed. Resubmitting usually works.")
             return Ending(EndCause.NODE_FAIL, words)
-        case "boot_fail":
+        case JobStateName.BOOT_FAIL:
             words = _("The node it was given did not start. Resubmitting usually works.")
             return Ending(EndCause.BOOT_FAIL, words)
-        case "preempted":
+        case JobStateName.PREEMPTED:
             words = _("Stopped to make room for a higher-priority job.")
             return Ending(EndCause.PREEMPTED, words)
-        case "deadline":
+        case JobStateName.DEADLINE:
             return Ending(EndCause.DEADLINE, _("It could not finish before its deadline."))
     return None
 
@@ -207,6 +208,6 @@ def ending(job: Job) -> Ending | None:
     fixed = _fixed(job)
     if fixed is not None:
         return fixed
-    if job.state == "completed" and not job.exit_code and not job.exit_signal:
+    if job.state == JobStateName.COMPLETED and not job.exit_code and not job.exit_signal:
         return Ending(EndCause.COMPLETED, _("Finished successfully."))
     return _failure(job)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.i18n import _
+from app.i18n import _, ngettext
 
 SUBMISSION_STARTED = "submission started"
 SUBMITTED_OUTSIDE = "submitted outside the portal"
@@ -23,6 +23,8 @@ WARNING_PREFIX = "warning: "
 
 _SUBMITTED_AS = re.compile(r"submitted as Slurm job (\S+)")
 _REQUESTED = re.compile(r"(cancel|hold|release) requested by (\S+)")
+_TASKS_ENDED = re.compile(r"(\d+) tasks ended; (\d+) completed")
+_ENDED_IDLE = re.compile(r"ended: idle for (\d+) (minutes|seconds)")
 
 
 def submitted_as(slurm_job_id: str) -> str:
@@ -31,6 +33,36 @@ def submitted_as(slurm_job_id: str) -> str:
 
 def requested(action: str, login: str) -> str:
     return f"{action} requested by {login}"
+
+
+def tasks_ended(total: int, completed: int) -> str:
+    """An array's end, when the last of its tasks ended."""
+    return f"{total} tasks ended; {completed} completed"
+
+
+def ended_idle(seconds: int) -> str:
+    """An interactive session ended by the portal: nobody had used it for this long."""
+    if seconds % 60 == 0:
+        return f"ended: idle for {seconds // 60} minutes"
+    return f"ended: idle for {seconds} seconds"
+
+
+def _ended_idle(number: int, unit: str) -> str:
+    if unit == "minutes":
+        return ngettext("Ended: idle for %(num)s minute", "Ended: idle for %(num)s minutes", number)
+    return ngettext("Ended: idle for %(num)s second", "Ended: idle for %(num)s seconds", number)
+
+
+def _tasks_ended(total: int, completed: int) -> str:
+    ended = ngettext("%(num)s task ended", "%(num)s tasks ended", total)
+    done = ngettext("%(num)s completed", "%(num)s completed", completed)
+    return _("%(ended)s; %(completed)s", ended=ended, completed=done)
+
+
+def cancelled_by(note: str | None) -> str | None:
+    """Whose cancel a note records, if it records one."""
+    found = _REQUESTED.fullmatch(note or "")
+    return found[2] if found and found[1] == "cancel" else None
 
 
 def _fixed() -> dict[str, str]:
@@ -62,6 +94,10 @@ def portal_note(note: str) -> str | None:
         return _("submitted as Slurm job %(id)s", id=found[1])
     if found := _REQUESTED.fullmatch(note):
         return _request(found[1], found[2])
+    if found := _TASKS_ENDED.fullmatch(note):
+        return _tasks_ended(int(found[1]), int(found[2]))
+    if found := _ENDED_IDLE.fullmatch(note):
+        return _ended_idle(int(found[1]), found[2])
     return None
 
 

@@ -19,7 +19,7 @@ from app.errors import ServiceUnavailable
 from app.i18n import _
 from app.jobs import authz, repository
 from app.jobs.service import AdapterLookup
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.errors import SchedulerUnavailable
 from app.users.actor import Actor
 

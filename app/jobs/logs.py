@@ -30,7 +30,7 @@ from app.i18n import _
 from app.jobs import authz, repository
 from app.jobs.service import AdapterLookup
 from app.jobs.states import is_terminal
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import FileUnavailable, InvalidSpec, SchedulerUnavailable
 from app.scheduler.log_paths import PatternValues, expand
@@ -82,6 +82,11 @@ def expand_log_path(template: str, job: Job, username: str) -> str:
     return expand(template, values)
 
 
+def is_array_parent(job: Job) -> bool:
+    """An array job as a whole, whose output is its tasks' files, one each."""
+    return job.array_spec is not None and job.array_parent_id is None
+
+
 def default_log_path(job: Job, stream: LogStream, paths: Job | None = None) -> str | None:
     """The file a job writes ``stream`` to, following sbatch's defaults when none was set.
 
@@ -105,6 +110,8 @@ async def find_log_source(
     if stream not in STREAMS:
         raise NotFound()
     job = await authz.get_visible_job(session, actor, job_id)
+    if is_array_parent(job):
+        raise NotFound(_("An array has no output of its own: each task writes its own file."))
     username = await repository.get_cluster_username(session, job.owner_user_id, job.cluster)
     paths = job
     if job.array_parent_id is not None and not (job.stdout_path or job.work_dir):

@@ -13,14 +13,12 @@ from sqlalchemy.orm import aliased
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.jobs.states import ACTIVE_STATES, TERMINAL_STATES
-from app.models import (
-    Job,
-    JobEvent,
-    Project,
-    TemplateVersion,
-    User,
-    UserClusterAccount,
-)
+from app.models.base import utc_now
+from app.models.job_templates import TemplateVersion
+from app.models.jobs import Job, JobEvent
+from app.models.projects import Project
+from app.models.users import User, UserClusterAccount
+from app.vocabulary.job_states import JobStateName
 
 # Without a trigram index, a name search scans id windows of this size, newest first.
 SEARCH_WINDOW = 50_000
@@ -39,6 +37,18 @@ class JobFilters:
 
 async def get_by_id(session: AsyncSession, job_id: int) -> Job | None:
     return await session.get(Job, job_id)
+
+
+async def newest_owned_with_slurm_id(
+    session: AsyncSession, owner_user_id: int, slurm_job_id: str
+) -> int | None:
+    query = (
+        select(Job.id)
+        .where(Job.owner_user_id == owner_user_id, Job.slurm_job_id == slurm_job_id)
+        .order_by(Job.id.desc())
+        .limit(1)
+    )
+    return await session.scalar(query)
 
 
 async def get_by_idempotency_key(session: AsyncSession, owner_user_id: int, key: str) -> Job | None:
@@ -235,18 +245,24 @@ async def attach_slurm_id(session: AsyncSession, job: Job, slurm_job_id: str, st
     """Record the Slurm id on ``job``, loaded in ``session``, unless one is already recorded.
 
     Conditional, so a submitter and the poller racing to attach the same job cannot both win.
-    When it wins, ``job`` shows the row as saved without reading it again.
+    When it wins, ``job`` shows the row as saved without reading it again. Slurm accepted the
+    job just now: that is its submission time until the poller reads Slurm's own.
     """
+    saved = {
+        "slurm_job_id": slurm_job_id,
+        "state": state,
+        "submit_error": None,
+        "submitted_at": job.submitted_at or utc_now(),
+    }
     saved_at = await session.scalar(
         update(Job)
         .where(Job.id == job.id, Job.slurm_job_id.is_(None))
-        .values(slurm_job_id=slurm_job_id, state=state, submit_error=None)
+        .values(**saved)
         .returning(Job.updated_at)
         .execution_options(synchronize_session=False)
     )
     if saved_at is None:
         return False
-    saved = {"slurm_job_id": slurm_job_id, "state": state, "submit_error": None}
     for column, value in (saved | {"updated_at": saved_at}).items():
         set_committed_value(job, column, value)
     return True
@@ -277,7 +293,7 @@ class JobListRow:
 
 
 _task = aliased(Job)
-_RUNNING = ("running", "completing")
+_RUNNING = (JobStateName.RUNNING, JobStateName.COMPLETING)
 
 
 def _task_count(*conditions: Any) -> Any:
@@ -347,7 +363,7 @@ async def list_job_rows(
         User.login,
         _task_count(),
         _task_count(_task.state.in_(_RUNNING)),
-        _task_count(_task.state == "completed"),
+        _task_count(_task.state == JobStateName.COMPLETED),
         _task_count(_task.state.in_(TERMINAL_STATES)),
     )
     is_indexed = session.get_bind().dialect.name == "postgresql"

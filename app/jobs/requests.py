@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.jobs.dependencies import After
+
 
 @dataclass(frozen=True)
 class JobRequest:
@@ -43,5 +45,7 @@ class JobRequest:
     """Arguments the script receives (``sbatch job.sh ARG…``)."""
     retry_of_id: int | None = None
     """The array whose failed tasks this request runs again."""
+    after: tuple[After, ...] = ()
+    """Earlier jobs of the submitter this one waits for (sent as ``--dependency``)."""
     warnings: tuple[str, ...] = ()
     """What sbatch would do silently with this script (ignored lines…), kept on the job."""

@@ -5,6 +5,8 @@ The script is sent byte for byte; nothing in it is interpreted as template synta
 job's name, partition, time, resources, array and log paths, which the portal stores, checks
 before sbatch and shows. What sbatch would refuse is refused here first, in its own terms
 and with the closest valid option; what it would silently ignore is said as a warning.
+On a PBS or LSF cluster the script's ``#PBS`` or ``#BSUB`` lines are read instead, by that
+scheduler's reader (``app/jobs/script_readers.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TypeVar
 
 from app.errors import ValidationFailed
 from app.jobs.requests import JobRequest
+from app.jobs.script_readers import lsf_request, pbs_request
 from app.scheduler import directive_values as values
 from app.scheduler.directives import Directive, ScriptDirectives, read_directives
 
@@ -46,8 +49,11 @@ class ReadScript:
     warnings: tuple[str, ...]
 
 
-def read_script(job: ScriptJob, account: str, home: str) -> ReadScript:
-    """The JobRequest ``job`` makes; ValidationFailed naming every option sbatch would refuse."""
+def read_script(job: ScriptJob, account: str, home: str, scheduler: str = "slurm") -> ReadScript:
+    """The JobRequest ``job`` makes on a cluster run by ``scheduler``, read with that
+    scheduler's directives; ValidationFailed naming every option it would refuse."""
+    if scheduler in _OTHERS:
+        return _read_other(job, account, home, scheduler)
     read = read_directives(job.script, job.overrides)
     if read.errors:
         lines = [f"line {e.line}: {e.message}" if e.line else e.message for e in read.errors]
@@ -67,6 +73,29 @@ def read_script(job: ScriptJob, account: str, home: str) -> ReadScript:
             f"account {account}"
         )
     return ReadScript(dataclasses.replace(request, warnings=tuple(warnings)), read, tuple(warnings))
+
+
+# Per scheduler: its directive prefix, the option naming an account, its reader.
+_OTHERS = {"pbs": ("#PBS", "A", pbs_request), "lsf": ("#BSUB", "P", lsf_request)}
+
+
+def _read_other(job: ScriptJob, account: str, home: str, scheduler: str) -> ReadScript:
+    prefix, account_option, reader = _OTHERS[scheduler]
+    if job.overrides:
+        message = (
+            f"on this cluster options are read from the script's {prefix} lines; write them there"
+        )
+        raise ValidationFailed(message, {"script": message})
+    request, read = reader(job.project_id, job.script, home, _name_from_file(job.name))
+    warnings = [f"line {p.line}: {p.message} ({p.text.strip()})" for p in read.ignored]
+    asked = read.get(account_option)
+    if asked is not None and asked != account:
+        warnings.append(
+            f"the script asks for project {asked}; the job is charged to this project's "
+            f"account {account}"
+        )
+    request = dataclasses.replace(request, args=tuple(job.args), warnings=tuple(warnings))
+    return ReadScript(request, read, tuple(warnings))
 
 
 def _request(job: ScriptJob, read: ScriptDirectives, home: str) -> JobRequest:

@@ -22,9 +22,11 @@ from app.db import unit_of_work
 from app.errors import Conflict, Forbidden, ServiceUnavailable, ValidationFailed
 from app.i18n import _
 from app.jobs import authz, control_words, event_notes, repository, states, submission, tasks
+from app.jobs.job_fields import request_values
 from app.jobs.requests import JobRequest
-from app.models import Job, JobEvent
+from app.models.jobs import Job, JobEvent
 from app.scheduler.base import SchedulerAdapter
+from app.scheduler.capabilities import capabilities_of
 from app.scheduler.config import DEFAULT_LOG_ROOTS
 from app.scheduler.errors import (
     JobNotFound,
@@ -49,6 +51,13 @@ async def get_job(session: AsyncSession, actor: Actor, job_id: int) -> Job:
     return await authz.get_visible_job(session, actor, job_id)
 
 
+async def own_job_with_slurm_id(session: AsyncSession, actor: Actor, slurm_id: str) -> int | None:
+    """The actor's newest job Slurm knows as ``slurm_id`` (Slurm reuses ids in time)."""
+    if not slurm_id:
+        return None
+    return await repository.newest_owned_with_slurm_id(session, actor.user_id, slurm_id)
+
+
 async def list_events(session: AsyncSession, actor: Actor, job_id: int) -> list[JobEvent]:
     job = await authz.get_visible_job(session, actor, job_id)
     return await repository.list_events_for_job(session, job.id)
@@ -56,29 +65,7 @@ async def list_events(session: AsyncSession, actor: Actor, job_id: int) -> list[
 
 def request_from_job(job: Job, edits: Mapping[str, Any]) -> JobRequest:
     """A new request copying what the job asked for, with ``edits`` applied."""
-    base = JobRequest(
-        project_id=job.project_id,
-        script=job.script,
-        args=tuple(job.script_args or ()),
-        name=job.name,
-        partition=job.partition,
-        qos=job.qos,
-        time_limit_minutes=job.time_limit_minutes,
-        nodes=job.nodes,
-        ntasks=job.ntasks,
-        # Rows written before cpus_per_task was kept recorded it as ``cpus``.
-        cpus_per_task=job.cpus_per_task if job.cpus_per_task is not None else job.cpus,
-        environment=dict(job.environment or {}),
-        memory_mb=job.memory_mb,
-        gpus=job.gpus,
-        gpu_type=job.gpu_type,
-        array_spec=job.array_spec,
-        work_dir=job.work_dir,
-        stdout_path=job.stdout_path,
-        stderr_path=job.stderr_path,
-        template_version_id=job.template_version_id,
-        parameters=dict(job.parameters or {}),
-    )
+    base = JobRequest(**request_values(job))
     return dataclasses.replace(base, **dict(edits))
 
 
@@ -153,6 +140,14 @@ class JobService:
         """
         note = submission.AuditNote("job.submit", origin)
         return await self._submit(actor, request, idempotency_key, note)
+
+    async def validate(self, actor: Actor, request: JobRequest) -> None:
+        """Refuse ``request`` as ``submit`` would before asking the cluster, asking it nothing.
+
+        Raises ValidationFailed (a bad value: an array range, a path), NotFound or Forbidden.
+        """
+        async with self._sessionmaker() as session:
+            await self._plan(session, actor, request)
 
     async def check(self, actor: Actor, request: JobRequest) -> None:
         """Ask the cluster whether it would take ``request``, writing and submitting nothing.
@@ -288,7 +283,9 @@ class JobService:
                         "its script as you after you have reviewed it."
                     )
                 )
-            spec = await tasks.failed_task_spec(session, array)
+            # PBS takes no list of indices: the retry is one range with a step there.
+            stepped = not capabilities_of(self._adapters.get(array.cluster)).array_lists
+            spec = await tasks.failed_task_spec(session, array, stepped=stepped)
         request = request_from_job(array, {"array_spec": spec})
         request = dataclasses.replace(request, retry_of_id=array.id)
         note = submission.AuditNote("job.retry_failed", origin, {"retry_of": job_id, "tasks": spec})

@@ -1,60 +1,47 @@
-"""Portal job states: the map from scheduler states and what each state allows."""
+"""Portal job states: the map from scheduler states and what each state allows.
+
+The states themselves are one enum, app/vocabulary/job_states.py; nothing here lists them
+again.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from app.scheduler.states import JobState
+from app.vocabulary.job_states import RENAMED
+from app.vocabulary.job_states import JobStateName as S
 
-SUBMITTING = "submitting"
-SUBMIT_FAILED = "submit_failed"
-PENDING = "pending"
-HELD = "held"
-RUNNING = "running"
-COMPLETING = "completing"
-UNDETERMINED = "undetermined"
-
-_FROM_SCHEDULER: dict[JobState, str] = {
-    JobState.UNDETERMINED: UNDETERMINED,
-    JobState.QUEUED: PENDING,
-    JobState.QUEUED_HELD: HELD,
-    JobState.RUNNING: RUNNING,
-    JobState.SUSPENDED: "suspended",
-    JobState.COMPLETING: "completing",
-    JobState.COMPLETED: "completed",
-    JobState.FAILED: "failed",
-    JobState.CANCELLED: "cancelled",
-    JobState.TIMEOUT: "timeout",
-    JobState.OUT_OF_MEMORY: "out_of_memory",
-    JobState.NODE_FAIL: "node_fail",
-    JobState.BOOT_FAIL: "boot_fail",
-    JobState.DEADLINE: "deadline",
-    JobState.PREEMPTED: "preempted",
+_FROM_SCHEDULER: dict[JobState, S] = {
+    state: RENAMED.get(state) or S(state.value) for state in JobState
 }
 
 TERMINAL_STATES = frozenset(
-    {SUBMIT_FAILED} | {_FROM_SCHEDULER[state] for state in JobState if state.is_terminal}
+    {S.SUBMIT_FAILED} | {_FROM_SCHEDULER[state] for state in JobState if state.is_terminal}
 )
 # Undetermined is "unknown, ask again", so the poller keeps tracking it.
 ACTIVE_STATES = frozenset(
-    {SUBMITTING, PENDING, HELD, RUNNING, "suspended", "completing", UNDETERMINED}
+    {S.SUBMITTING, S.UNDETERMINED}
+    | {_FROM_SCHEDULER[state] for state in JobState if state.is_active}
 )
-QUEUED_STATES = frozenset({PENDING, HELD})
+QUEUED_STATES = frozenset({S.PENDING, S.HELD})
 
 # When several array tasks ended differently, the parent shows the most telling one.
 _END_SEVERITY = (
-    "node_fail",
-    "boot_fail",
-    "out_of_memory",
-    "timeout",
-    "failed",
-    "deadline",
-    "preempted",
-    "cancelled",
-    "completed",
+    S.NODE_FAIL,
+    S.BOOT_FAIL,
+    S.OUT_OF_MEMORY,
+    S.TIMEOUT,
+    S.FAILED,
+    S.DEADLINE,
+    S.PREEMPTED,
+    S.CANCELLED,
+    S.COMPLETED,
 )
 
 
-def portal_state(state: JobState) -> str:
-    """The portal state string for a scheduler state."""
+def portal_state(state: JobState) -> S:
+    """The portal state for a scheduler state."""
     return _FROM_SCHEDULER[state]
 
 
@@ -67,15 +54,15 @@ def is_active(state: str) -> bool:
 
 
 def can_cancel(state: str) -> bool:
-    return state in ACTIVE_STATES and state not in (SUBMITTING, UNDETERMINED)
+    return state in ACTIVE_STATES and state not in (S.SUBMITTING, S.UNDETERMINED)
 
 
 def can_hold(state: str) -> bool:
-    return state == PENDING
+    return state == S.PENDING
 
 
 def can_release(state: str) -> bool:
-    return state == HELD
+    return state == S.HELD
 
 
 def is_regression(current: str, proposed: str) -> bool:
@@ -83,9 +70,9 @@ def is_regression(current: str, proposed: str) -> bool:
     return is_terminal(current) and proposed != current
 
 
-def most_telling_end(states: list[str]) -> str:
+def most_telling_end(states: Sequence[str]) -> S:
     """The state an array parent shows once all its tasks have ended."""
     for candidate in _END_SEVERITY:
         if candidate in states:
             return candidate
-    return "completed"
+    return S.COMPLETED

@@ -23,14 +23,17 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.audit.service import Origin, record_action
 from app.db import unit_of_work
 from app.errors import NotFound, ValidationFailed
-from app.jobs import event_notes, repository, states
+from app.jobs import dependencies, event_notes, repository
+from app.jobs.job_fields import spec_values, stored_values
 from app.jobs.requests import JobRequest
-from app.models import Job, Project
+from app.models.jobs import Job
+from app.models.projects import Project
 from app.scheduler.errors import InvalidSpec, PreflightFailed
 from app.scheduler.log_paths import check_expanded_paths
-from app.scheduler.types import Gres, JobSpec
+from app.scheduler.types import JobSpec
 from app.scheduler.validation import validate_spec
 from app.users.actor import Actor
+from app.vocabulary.job_states import JobStateName
 
 logger = logging.getLogger(__name__)
 
@@ -45,27 +48,14 @@ class SubmissionPlan:
     job_uuid: str
 
 
-def build_spec(request: JobRequest, project: Project, job_uuid: str) -> JobSpec:
-    gres = (Gres("gpu", request.gpus, request.gpu_type or ""),) if request.gpus else ()
+def build_spec(
+    request: JobRequest, project: Project, job_uuid: str, dependency: str | None = None
+) -> JobSpec:
     return JobSpec(
-        script=request.script,
-        name=request.name,
         account=project.slurm_account,
-        partition=request.partition,
-        qos=request.qos,
-        time_limit=request.time_limit_minutes,
-        cpus_per_task=request.cpus_per_task,
-        ntasks=request.ntasks,
-        nodes=request.nodes,
-        memory_mb=request.memory_mb,
-        gres=gres,
-        array=request.array_spec,
-        working_dir=request.work_dir,
-        stdout=request.stdout_path,
-        stderr=request.stderr_path,
-        environment=dict(request.environment),
         comment=job_uuid,
-        args=tuple(request.args),
+        dependency=dependency,
+        **spec_values(request),
     )
 
 
@@ -75,29 +65,10 @@ def new_job_row(plan: SubmissionPlan, owner: Actor, request: JobRequest, key: st
         owner_user_id=owner.user_id,
         project_id=plan.project.id,
         cluster=plan.project.cluster,
-        template_version_id=request.template_version_id,
-        parameters=dict(request.parameters),
-        script=request.script,
-        script_args=list(request.args) or None,
         idempotency_key=key,
-        name=request.name,
-        state=states.SUBMITTING,
-        partition=request.partition,
-        qos=request.qos,
-        time_limit_minutes=request.time_limit_minutes,
-        cpus=request.cpus_per_task,
-        ntasks=request.ntasks,
-        cpus_per_task=request.cpus_per_task,
-        environment=dict(request.environment) or None,
-        memory_mb=request.memory_mb,
-        gpus=request.gpus,
-        gpu_type=request.gpu_type,
-        nodes=request.nodes,
-        array_spec=request.array_spec,
-        retry_of_id=request.retry_of_id,
-        work_dir=request.work_dir,
-        stdout_path=request.stdout_path,
-        stderr_path=request.stderr_path,
+        state=JobStateName.SUBMITTING,
+        dependency=plan.spec.dependency,
+        **stored_values(request),
     )
 
 
@@ -117,7 +88,8 @@ async def plan_submission(
             {"project_id": f"no user account on {project.cluster}"},
         )
     job_uuid = str(uuid.uuid4())
-    spec = build_spec(request, project, job_uuid)
+    dependency = await dependencies.resolve(session, actor, project, request.after)
+    spec = build_spec(request, project, job_uuid, dependency)
     try:
         validate_spec(spec, log_roots)
         check_expanded_paths(spec, username, log_roots)
@@ -127,7 +99,9 @@ async def plan_submission(
 
 
 def preflight_failure(error: PreflightFailed) -> ValidationFailed:
-    fields = {field: message for field, message in error.problems}
+    fields: dict[str, str] = {}
+    for name, message in error.problems:  # a script may have several lines to change
+        fields[name] = f"{fields[name]}; {message}" if name in fields else message
     return ValidationFailed("The cluster would refuse this job: " + str(error), fields, error.raw)
 
 
@@ -158,7 +132,7 @@ async def insert_submitting_row(
                 session,
                 row.id,
                 None,
-                states.SUBMITTING,
+                JobStateName.SUBMITTING,
                 reason=event_notes.SUBMISSION_STARTED,
                 source="submit",
             )
@@ -166,8 +140,8 @@ async def insert_submitting_row(
                 repository.add_event(
                     session,
                     row.id,
-                    states.SUBMITTING,
-                    states.SUBMITTING,
+                    JobStateName.SUBMITTING,
+                    JobStateName.SUBMITTING,
                     reason=f"{event_notes.WARNING_PREFIX}{warning}"[:255],
                     source="submit",
                 )
@@ -204,16 +178,16 @@ async def record_rejection(
     """
     async with unit_of_work(sessionmaker) as session:
         job = await repository.get_by_id(session, job_id)
-        if job is None or job.state != states.SUBMITTING:
+        if job is None or job.state != JobStateName.SUBMITTING:
             return
-        job.state = states.SUBMIT_FAILED
+        job.state = JobStateName.SUBMIT_FAILED
         job.submit_error = message
         job.idempotency_key = None
         repository.add_event(
             session,
             job.id,
-            states.SUBMITTING,
-            states.SUBMIT_FAILED,
+            JobStateName.SUBMITTING,
+            JobStateName.SUBMIT_FAILED,
             reason=message,
             source="submit",
         )
@@ -228,14 +202,14 @@ async def record_submission(
         if job is None:
             return None
         replaced = job.state
-        if not await repository.attach_slurm_id(session, job, slurm_job_id, states.PENDING):
+        if not await repository.attach_slurm_id(session, job, slurm_job_id, JobStateName.PENDING):
             await session.refresh(job)  # the poller attached it first: its version
             return job
         repository.add_event(
             session,
             job_id,
             replaced,
-            states.PENDING,
+            JobStateName.PENDING,
             reason=event_notes.submitted_as(slurm_job_id),
             source="submit",
         )

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.errors import Conflict, NotFound
+from app.errors import Conflict, NotFound, ValidationFailed
 from app.i18n import _
 from app.jobs import authz, repository
 from app.jobs.states import TERMINAL_STATES
-from app.models import Job
+from app.models.jobs import Job
 from app.users.actor import Actor
+from app.vocabulary.job_states import JobStateName
 
 TASK_PAGE_SIZE = 200
 # Ended without completing: what a retry runs again.
-RETRIED_STATES = frozenset(TERMINAL_STATES - {"completed", "submit_failed"})
+RETRIED_STATES = frozenset(TERMINAL_STATES - {JobStateName.COMPLETED, JobStateName.SUBMIT_FAILED})
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +114,34 @@ def index_spec(indices: Iterable[int], throttle: str | None = None) -> str:
     return ",".join(parts) + (f"%{throttle}" if throttle else "")
 
 
-async def failed_task_spec(session: AsyncSession, array: Job) -> str:
-    """The array spec that runs ``array``'s failed tasks again; Conflict when there are none."""
+def stepped_spec(indices: Iterable[int], throttle: str | None = None) -> str:
+    """``[3, 5, 7]`` → ``3-7:2``, ``[4]`` → ``4-5:2``: one range with a step, the only array
+    some schedulers take (PBS's ``-J X-Y[:Z]``, two numbers at least). ValidationFailed when
+    the indices are not evenly spaced."""
+    ordered = sorted(set(indices))
+    steps = {b - a for a, b in pairwise(ordered)}
+    if len(steps) > 1:
+        shown = ", ".join(str(i) for i in ordered)
+        raise ValidationFailed(
+            _(
+                "This cluster runs an array's tasks as one evenly spaced range, and tasks "
+                "%(tasks)s are not: resubmit the array with the ones to run.",
+                tasks=shown,
+            )
+        )
+    step = steps.pop() if steps else 2
+    last = ordered[-1] if len(ordered) > 1 else ordered[0] + 1
+    spec = f"{ordered[0]}-{last}" + (f":{step}" if step != 1 else "")
+    return spec + (f"%{throttle}" if throttle else "")
+
+
+async def failed_task_spec(session: AsyncSession, array: Job, *, stepped: bool = False) -> str:
+    """The array spec that runs ``array``'s failed tasks again; Conflict when there are none.
+
+    ``stepped``: as one range with a step (the only kind of array on a PBS cluster)."""
     tasks = await repository.list_array_tasks(session, array.id, tuple(sorted(RETRIED_STATES)))
     indices = [t.array_task_id for t in tasks if t.array_task_id is not None]
     if not indices:
         raise Conflict(_("No task of this array failed, so there is nothing to retry."))
     throttle = (array.array_spec or "").partition("%")[2] or None
-    return index_spec(indices, throttle)
+    return (stepped_spec if stepped else index_spec)(indices, throttle)

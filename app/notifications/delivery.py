@@ -46,10 +46,14 @@ async def send_email(settings: Settings, claimed: Claimed) -> Outcome:
         return Outcome(False, error=english(wording.NO_MAIL_SERVER), is_permanent=True)
     if not claimed.email:
         return Outcome(False, error=english(wording.NO_ADDRESS), is_permanent=True)
-    with i18n.use_locale(claimed.locale or i18n.DEFAULT_LOCALE):
-        message = email_message(claimed, settings.smtp_from)
     try:
+        with i18n.use_locale(claimed.locale or i18n.DEFAULT_LOCALE):
+            message = email_message(claimed, settings.smtp_from)
         reply = await _smtp_send(settings, message)
+    except ValueError as error:
+        # An address no message can carry (a line break, an unpaired surrogate, one the
+        # encoding refuses): the same every time.
+        return Outcome(False, error=_unsendable(error), is_permanent=True)
     except aiosmtplib.SMTPResponseException as error:
         # 5xx is the server's final word (no such mailbox, refused sender); 4xx may pass.
         return Outcome(
@@ -75,6 +79,10 @@ async def send_email(settings: Settings, claimed: Claimed) -> Outcome:
     return Outcome(True, 250, reply)
 
 
+def _unsendable(error: Exception) -> str:
+    return english(wording.UNSENDABLE, reason=f"{type(error).__name__}: {error}")[:1000]
+
+
 def _headers(claimed: Claimed, body: bytes, timestamp: int) -> dict[str, str]:
     return {
         "Content-Type": "application/json",
@@ -98,9 +106,13 @@ async def send_webhook(settings: Settings, client: httpx.AsyncClient, claimed: C
     body = webhook_body(claimed, timestamp)
     headers = _headers(claimed, body, timestamp) | {"Host": target.host_header}
     extensions = {"sni_hostname": target.hostname} if target.parts.scheme == "https" else {}
-    request = client.build_request(
-        "POST", target.pinned_url, content=body, headers=headers, extensions=extensions
-    )
+    try:
+        request = client.build_request(
+            "POST", target.pinned_url, content=body, headers=headers, extensions=extensions
+        )
+    except (httpx.InvalidURL, ValueError) as error:
+        # An address or header no request can carry: trying again would fail the same way.
+        return Outcome(False, error=_unsendable(error), is_permanent=True)
     try:
         response = await client.send(request)
     except httpx.HTTPError as error:

@@ -16,26 +16,10 @@ job Slurm requeues and starts again does not notify "started" a second time.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from app.i18n import _
-from app.jobs.state_names import JobStateName as S
 from app.jobs.states import is_terminal
-
-
-class NotifyEvent(StrEnum):
-    STARTED = "started"
-    ENDED = "ended"
-    FAILED = "failed"
-
-
-class Channel(StrEnum):
-    EMAIL = "email"
-    WEBHOOK = "webhook"
-
-
-NOTIFY_EVENTS = tuple(event.value for event in NotifyEvent)
-CHANNELS = tuple(channel.value for channel in Channel)
+from app.vocabulary.job_states import JobStateName as S
+from app.vocabulary.notify import NotifyEvent
 
 _RUN_STATES = frozenset({S.RUNNING, S.COMPLETING})
 _HAS_RUN = frozenset({S.RUNNING, S.COMPLETING, S.SUSPENDED})
@@ -71,6 +55,15 @@ def describe(event: str) -> str:
         NotifyEvent.STARTED: _("starts"),
         NotifyEvent.ENDED: _("ends (in any way)"),
         NotifyEvent.FAILED: _("fails"),
+        NotifyEvent.ALLOCATION: _(
+            "(not a job) a project I manage has used %(first)s %%, then %(second)s %%, of its "
+            "allocation",
+            first=80,
+            second=95,
+        ),
+        NotifyEvent.SESSION_IDLE: _(
+            "is an interactive session nobody has used for a while, about to be ended"
+        ),
     }[NotifyEvent(event)]
 
 
@@ -80,5 +73,7 @@ def happened(event: str) -> str:
         NotifyEvent.STARTED.value: _("started"),
         NotifyEvent.ENDED.value: _("ended"),
         NotifyEvent.FAILED.value: _("failed"),
+        NotifyEvent.ALLOCATION.value: _("allocation nearly used"),
+        NotifyEvent.SESSION_IDLE.value: _("idle session to be ended"),
     }
     return words.get(event, event)

@@ -8,7 +8,9 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from app.i18n import _
+from app.notifications.allocation_messages import fill_allocation
 from app.notifications.outbox import Claimed
+from app.notifications.session_messages import fill_session_idle
 
 
 def state_words(state: str) -> str:
@@ -57,16 +59,22 @@ def _now_line(claimed: Claimed, state: str) -> str:
 
 
 def email_message(claimed: Claimed, sender: str) -> EmailMessage:
-    job = claimed.job
-    state = state_words(claimed.job_state)
     message = EmailMessage()
     message["From"] = sender
     message["To"] = claimed.email or ""
-    message["Subject"] = _subject(claimed, state)
     message["Date"] = formatdate(usegmt=True)
     # One Message-ID per notification: a mail client shows a rare second delivery as the
     # same message.
     message["Message-ID"] = make_msgid(idstring=f"notification-{claimed.id}", domain="hpc-portal")
+    if claimed.project is not None:
+        fill_allocation(message, claimed.project)
+        return message
+    if claimed.session is not None:
+        fill_session_idle(message, claimed.job, claimed.session)
+        return message
+    job = claimed.job
+    state = state_words(claimed.job_state)
+    message["Subject"] = _subject(claimed, state)
     lines = [
         _now_line(claimed, state),
         "",
@@ -87,10 +95,11 @@ def email_message(claimed: Claimed, sender: str) -> EmailMessage:
 
 def webhook_body(claimed: Claimed, timestamp: int) -> bytes:
     """The JSON body; the timestamp is inside it, so the signature covers it too."""
-    payload = {
-        "id": claimed.id,
-        "event": claimed.event,
-        "timestamp": timestamp,
-        "job": claimed.job,
-    }
+    payload: dict[str, object] = {"id": claimed.id, "event": claimed.event, "timestamp": timestamp}
+    if claimed.project is not None:
+        payload["project"] = claimed.project
+    else:
+        payload["job"] = claimed.job
+    if claimed.session is not None:
+        payload["session"] = claimed.session
     return json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()

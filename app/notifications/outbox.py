@@ -19,9 +19,15 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
-from app.models import DeliveryAttempt, Job, Notification, NotificationRule, User, utc_now
+from app.models.base import utc_now
+from app.models.interactive import InteractiveSession
+from app.models.jobs import Job
+from app.models.notifications import DeliveryAttempt, Notification, NotificationRule
+from app.models.projects import Project
+from app.models.users import User
 from app.notifications.events import events_for
-from app.notifications.retry import retry_delay
+from app.notifications.retry import MAX_ATTEMPTS, retry_delay
+from app.vocabulary.notify import Channel, NotifyEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,10 @@ class Claimed:
     job: dict[str, Any]
     # The recipient's chosen language (None: the browser's, which an e-mail cannot know).
     locale: str | None = None
+    # An allocation notification's project (its ``job`` is empty).
+    project: dict[str, Any] | None = None
+    # An idle warning's session: since when it is idle and when it will be ended.
+    session: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +81,9 @@ async def _rules_for(
         or_(
             and_(NotificationRule.job_id.is_(None), NotificationRule.user_id.in_(owners)),
             NotificationRule.job_id.in_(jobs),
-        )
+        ),
+        # A browser rule is shown by its owner's open tab (browser.changes_after), not sent.
+        NotificationRule.channel != Channel.BROWSER,
     )
     return list(await session.scalars(query))
 
@@ -122,11 +134,26 @@ async def record_state_changes(session: AsyncSession, changes: Sequence[StateCha
     return len(rows)
 
 
+def _unclaimed(now: datetime) -> ColumnElement[bool]:
+    return or_(Notification.claimed_until.is_(None), Notification.claimed_until < now)
+
+
 def _claimable(now: datetime) -> ColumnElement[bool]:
     return and_(
         Notification.status == "pending",
         Notification.next_attempt_at <= now,
-        or_(Notification.claimed_until.is_(None), Notification.claimed_until < now),
+        Notification.attempts < MAX_ATTEMPTS,
+        _unclaimed(now),
+    )
+
+
+def _abandoned(now: datetime) -> ColumnElement[bool]:
+    """Rows whose every attempt was claimed and never settled (each dispatcher holding
+    them died): not claimed again, so no row is retried forever."""
+    return and_(
+        Notification.status == "pending",
+        Notification.attempts >= MAX_ATTEMPTS,
+        _unclaimed(now),
     )
 
 
@@ -143,11 +170,44 @@ def _job_facts(job: Job) -> dict[str, Any]:
     }
 
 
+def _project_facts(project: Project | None, threshold: int | None) -> dict[str, Any] | None:
+    if project is None:
+        return None
+    return {
+        "id": project.id,
+        "name": project.name,
+        "cluster": project.cluster,
+        "account": project.slurm_account,
+        "threshold": threshold,
+    }
+
+
+def _session_facts(row: Notification, found: InteractiveSession | None) -> dict[str, Any] | None:
+    if found is None or row.event != NotifyEvent.SESSION_IDLE:
+        return None
+    return {
+        "id": found.id,
+        "app": found.app,
+        "idle_since": found.idle_since.isoformat() if found.idle_since else None,
+        "ends_at": found.idle_ends_at.isoformat() if found.idle_ends_at else None,
+    }
+
+
 async def _claimed_rows(session: AsyncSession, token: str) -> list[Claimed]:
     query = (
-        select(Notification, NotificationRule, Job, User.email, User.locale)
+        select(
+            Notification,
+            NotificationRule,
+            Job,
+            User.email,
+            User.locale,
+            Project,
+            InteractiveSession,
+        )
         .join(NotificationRule, NotificationRule.id == Notification.rule_id)
-        .join(Job, Job.id == Notification.job_id)
+        .outerjoin(Job, Job.id == Notification.job_id)
+        .outerjoin(Project, Project.id == Notification.project_id)
+        .outerjoin(InteractiveSession, InteractiveSession.job_id == Notification.job_id)
         .join(User, User.id == Notification.user_id)
         .where(Notification.claim_token == token)
         .order_by(Notification.id)
@@ -164,10 +224,12 @@ async def _claimed_rows(session: AsyncSession, token: str) -> list[Claimed]:
             email=email,
             webhook_url=rule.webhook_url,
             secret=rule.secret,
-            job=_job_facts(job) | {"state": row.job_state},
+            job=_job_facts(job) | {"state": row.job_state} if job is not None else {},
             locale=locale,
+            project=_project_facts(project, row.threshold),
+            session=_session_facts(row, found),
         )
-        for row, rule, job, email, locale in await session.execute(query)
+        for row, rule, job, email, locale, project, found in (await session.execute(query)).unique()
     ]
 
 
@@ -195,8 +257,15 @@ async def claim(
     )
     async with unit_of_work(sessionmaker) as session:
         # A plain read first: an idle cycle should not take SQLite's write lock.
-        if await session.scalar(select(Notification.id).where(_claimable(now)).limit(1)) is None:
+        due = or_(_claimable(now), _abandoned(now))
+        if await session.scalar(select(Notification.id).where(due).limit(1)) is None:
             return []
+        await session.execute(
+            update(Notification)
+            .where(_abandoned(now))
+            .values(status="failed", claim_token=None, claimed_until=None)
+            .execution_options(synchronize_session=False)
+        )
         await session.execute(
             update(Notification)
             .where(Notification.id.in_(candidates), _claimable(now))

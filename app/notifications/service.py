@@ -12,14 +12,20 @@ from app.config import Settings
 from app.errors import NotFound, ValidationFailed
 from app.i18n import _
 from app.jobs.authz import get_visible_job
-from app.models import DeliveryAttempt, Job, Notification, NotificationRule, User
+from app.jobs.states import QUEUED_STATES, is_terminal
+from app.models.jobs import Job
+from app.models.notifications import DeliveryAttempt, Notification, NotificationRule
+from app.models.users import User
 from app.notifications import signing, wording
-from app.notifications.events import CHANNELS, NOTIFY_EVENTS, Channel
-from app.notifications.urls import UnsafeUrl, check_target
+from app.notifications.urls import UnsafeUrl, check_target, normalised
+from app.users import repository as users
 from app.users.actor import Actor
+from app.vocabulary.job_states import JobStateName
+from app.vocabulary.notify import CHANNELS, NOTIFY_EVENTS, Channel, NotifyEvent
 
 MAX_RULES = 50
-LOG_LENGTH = 50
+# The delivery log shows the newest few, older ones a page at a time.
+LOG_LENGTH = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +80,7 @@ class AttemptView:
     error: str | None
 
 
-async def _own_email(session: AsyncSession, actor: Actor) -> str | None:
+async def own_email(session: AsyncSession, actor: Actor) -> str | None:
     return await session.scalar(select(User.email).where(User.id == actor.user_id))
 
 
@@ -103,7 +109,7 @@ async def list_rules(
     )
     if job_id is not None:
         query = query.where(NotificationRule.job_id == job_id)
-    email = await _own_email(session, actor)
+    email = await own_email(session, actor)
     return [_view(rule, name, email) for rule, name in await session.execute(query)]
 
 
@@ -112,13 +118,39 @@ def _choice_problems(draft: RuleDraft) -> dict[str, str]:
     if draft.event not in NOTIFY_EVENTS:
         problems["event"] = _("Choose when to be told: when a job starts, ends or fails.")
     if draft.channel not in CHANNELS:
-        problems["channel"] = _("Choose e-mail or webhook.")
+        problems["channel"] = _("Choose this browser, e-mail or a webhook.")
+    if draft.event == NotifyEvent.ALLOCATION and draft.job_id is not None:
+        problems["event"] = _("Allocation warnings are about projects, not about one job.")
+    if draft.event == NotifyEvent.SESSION_IDLE and draft.channel == Channel.BROWSER:
+        problems["channel"] = _(
+            "Your sessions page shows this warning itself; choose e-mail or a webhook."
+        )
     return problems
+
+
+def events_still_possible(job: Job) -> tuple[str, ...]:
+    """The events a job may yet go through: none once it has ended, no start once started."""
+    if is_terminal(job.state):
+        return ()
+    if job.started_at is not None or job.state not in QUEUED_STATES | {JobStateName.SUBMITTING}:
+        return tuple(event for event in NOTIFY_EVENTS if event != NotifyEvent.STARTED)
+    return NOTIFY_EVENTS
+
+
+def job_problems(job: Job, event: str) -> dict[str, str]:
+    """Why a rule for this one job could never be followed, if it could not."""
+    if is_terminal(job.state):
+        return {"event": _("This job has ended: there is nothing left to tell you about it.")}
+    if event not in events_still_possible(job):
+        return {"event": _("This job has already started.")}
+    return {}
 
 
 async def _channel_problems(
     session: AsyncSession, actor: Actor, draft: RuleDraft, delivery: Delivery
 ) -> dict[str, str]:
+    if draft.channel == Channel.BROWSER:
+        return {}
     if draft.channel == Channel.EMAIL:
         if not delivery.has_email:
             return {
@@ -127,7 +159,7 @@ async def _channel_problems(
                     "administrators to configure a mail server."
                 )
             }
-        if not await _own_email(session, actor):
+        if not await own_email(session, actor):
             return {
                 "channel": _(
                     "Your account has no e-mail address; ask an administrator to "
@@ -162,6 +194,9 @@ async def _is_duplicate(
 
 
 async def _limits(session: AsyncSession, actor: Actor, draft: RuleDraft, url: str | None) -> None:
+    # Checked and inserted under the user's lock: sixty requests at once cannot all see room
+    # for one more rule (or all find the same rule missing).
+    await users.hold_for_update(session, actor.user_id)
     if await _is_duplicate(session, actor, draft, url):
         raise ValidationFailed(_("You already have this rule."))
     count = await session.scalar(
@@ -182,11 +217,12 @@ async def create_rule(
     """A new rule of the actor's; a one-job rule needs a job the actor may see."""
     # A job the actor may not see is "not found" before anything else is said about it.
     job = None if draft.job_id is None else await get_visible_job(session, actor, draft.job_id)
-    problems = _choice_problems(draft)
+    problems = _choice_problems(draft) or (job_problems(job, draft.event) if job else {})
     problems = problems or await _channel_problems(session, actor, draft, delivery)
     if problems:
         raise ValidationFailed(fields=problems)
-    url = (draft.webhook_url or "").strip() if draft.channel == Channel.WEBHOOK else None
+    # Stored as delivered: the host in ASCII, so the duplicate check sees one spelling.
+    url = normalised(draft.webhook_url or "") if draft.channel == Channel.WEBHOOK else None
     await _limits(session, actor, draft, url)
     rule = NotificationRule(
         user_id=actor.user_id,
@@ -198,7 +234,7 @@ async def create_rule(
     )
     session.add(rule)
     await session.flush()
-    view = _view(rule, job.name if job else None, await _own_email(session, actor))
+    view = _view(rule, job.name if job else None, await own_email(session, actor))
     return CreatedRule(view, rule.secret)
 
 
@@ -212,15 +248,16 @@ async def delete_rule(session: AsyncSession, actor: Actor, rule_id: int) -> None
 
 
 async def list_attempts(
-    session: AsyncSession, actor: Actor, *, limit: int = LOG_LENGTH
+    session: AsyncSession, actor: Actor, *, limit: int = LOG_LENGTH, offset: int = 0
 ) -> list[AttemptView]:
-    """The actor's latest delivery attempts, newest first."""
+    """The actor's latest delivery attempts, newest first, from the ``offset``-th."""
     query = (
         select(DeliveryAttempt, Notification.event, Job.id, Job.name)
         .join(Notification, Notification.id == DeliveryAttempt.notification_id)
         .join(Job, Job.id == Notification.job_id)
         .where(DeliveryAttempt.user_id == actor.user_id)
         .order_by(DeliveryAttempt.id.desc())
+        .offset(offset)
         .limit(limit)
     )
     return [

@@ -22,6 +22,7 @@ MAIL_REFUSED = lazy_gettext("The mail server refused: %(answer)s")
 ADDRESS_REFUSED = lazy_gettext("The mail server refused the address: %(answer)s")
 MAIL_UNREACHABLE = lazy_gettext("Cannot reach the mail server: %(reason)s")
 RECEIVER_REFUSED = lazy_gettext("The receiver answered %(status)s.")
+UNSENDABLE = lazy_gettext("This notification cannot be sent: %(reason)s")
 # Why an address may not receive webhooks (checked again before each delivery).
 TOO_LONG = lazy_gettext("Use an address of at most %(limit)s characters.")
 NOT_HTTP = lazy_gettext("Use an http:// or https:// address.")
@@ -30,6 +31,9 @@ HAS_PASSWORD = lazy_gettext(
 )
 BAD_PORT = lazy_gettext("The port in this address is not valid.")
 NO_HOST = lazy_gettext("The address has no host name.")
+BAD_HOST_NAME = lazy_gettext(
+    "%(host)s is not a valid host name (letters, digits and hyphens in each part)."
+)
 UNRESOLVED = lazy_gettext("The host name %(host)s cannot be resolved.")
 NOT_PUBLIC = lazy_gettext(
     "%(host)s is a private, loopback or link-local address; webhooks go only to public addresses."
@@ -41,11 +45,13 @@ MESSAGES = (
     ADDRESS_REFUSED,
     MAIL_UNREACHABLE,
     RECEIVER_REFUSED,
+    UNSENDABLE,
     TOO_LONG,
     NOT_HTTP,
     HAS_PASSWORD,
     BAD_PORT,
     NO_HOST,
+    BAD_HOST_NAME,
     UNRESOLVED,
     NOT_PUBLIC,
 )

@@ -153,3 +153,14 @@ SUBMITS = Counter(
     "Submissions sent to a scheduler by outcome (accepted, rejected, failed).",
     ("cluster", "outcome"),
 )
+BACKGROUND_TASK_CRASHES = Counter(
+    "portal_background_task_crashes",
+    "Failures of a background task (a cluster's poller, the notification dispatcher, one "
+    "notification's delivery), each contained, logged and retried.",
+    ("task",),
+)
+BACKGROUND_TASK_RUNNING = Gauge(
+    "portal_background_task_running",
+    "1 while this process runs the background task, 0 while it waits to start it again.",
+    ("task",),
+)

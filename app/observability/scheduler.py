@@ -16,11 +16,15 @@ from app.observability.metrics import (
     SUBMITS,
 )
 from app.scheduler.base import SchedulerAdapter
+from app.scheduler.capabilities import Capabilities, capabilities_of
 from app.scheduler.config import ClusterConfig
 from app.scheduler.disk_usage import FilesystemUsage
 from app.scheduler.errors import InvalidSpec, PreflightFailed, SubmitRejected
 from app.scheduler.files import FileStore, file_store_of
+from app.scheduler.nodes import NodesReport
 from app.scheduler.registry import SchedulerRegistry
+from app.scheduler.terminals import Terminals, terminals_of
+from app.scheduler.tunnels import ComputeTunnels, tunnels_of
 from app.scheduler.types import (
     Association,
     ClusterStatus,
@@ -28,6 +32,8 @@ from app.scheduler.types import (
     JobInfo,
     JobSpec,
     PartitionInfo,
+    Reservation,
+    TresMinutesLimit,
 )
 
 T = TypeVar("T")
@@ -41,9 +47,24 @@ class InstrumentedAdapter:
         self.inner = inner
 
     @property
+    def capabilities(self) -> Capabilities:
+        """The wrapped adapter's: a PBS or LSF cluster stays one behind the metrics."""
+        return capabilities_of(self.inner)
+
+    @property
     def files(self) -> FileStore | None:
         """The wrapped adapter's file store: files are not scheduler calls."""
         return file_store_of(self.inner)
+
+    @property
+    def tunnels(self) -> ComputeTunnels | None:
+        """The wrapped adapter's way to compute nodes through the login node, if it has one."""
+        return tunnels_of(self.inner)
+
+    @property
+    def terminals(self) -> Terminals | None:
+        """The wrapped adapter's login shells, if its cluster offers them."""
+        return terminals_of(self.inner)
 
     async def _timed(self, kind: str, call: Awaitable[T]) -> T:
         started = time.perf_counter()
@@ -105,8 +126,17 @@ class InstrumentedAdapter:
     async def partitions(self) -> list[PartitionInfo]:
         return await self._timed("partitions", self.inner.partitions())
 
+    async def reservations(self) -> list[Reservation]:
+        return await self._timed("reservations", self.inner.reservations())
+
+    async def nodes(self) -> NodesReport:
+        return await self._timed("nodes", self.inner.nodes())
+
     async def associations(self, user: str) -> list[Association]:
         return await self._timed("associations", self.inner.associations(user))
+
+    async def account_limits(self) -> list[TresMinutesLimit]:
+        return await self._timed("account_limits", self.inner.account_limits())
 
     async def ping(self) -> ClusterStatus:
         return await self._timed("ping", self.inner.ping())

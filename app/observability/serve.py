@@ -1,7 +1,8 @@
 """A minimal HTTP listener for processes without a web app (the standalone poller).
 
-Answers ``GET /metrics`` with the Prometheus text and ``GET /healthz`` with ``ok``; any
-other request gets 404 or 405. It reads one request line and headers, answers and closes:
+Answers ``GET /metrics`` with the Prometheus text and ``GET /healthz`` with ``ok`` (or, given
+a ``health`` function, the JSON it returns: the poller's supervised tasks); any other request
+gets 404 or 405. It reads one request line and headers, answers and closes:
 Prometheus needs no more, and nothing here parses a body or keeps a connection open.
 """
 
@@ -9,7 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from app.observability.metrics import exposition, registry_text
 from app.observability.process import PROCESS_METRICS
@@ -34,7 +39,16 @@ def _response(status: str, body: str, content_type: str = "text/plain; charset=u
     return head.encode() + payload
 
 
-def answer(request_line: str) -> bytes:
+Health = Callable[[], dict[str, Any]]
+
+
+def _health_response(health: Health | None) -> bytes:
+    if health is None:
+        return _response("200 OK", "ok\n")
+    return _response("200 OK", json.dumps(health()) + "\n", "application/json")
+
+
+def answer(request_line: str, health: Health | None = None) -> bytes:
     """The whole response to one request line such as ``GET /metrics HTTP/1.1``."""
     parts = request_line.split()
     if len(parts) != 3 or not parts[2].startswith("HTTP/"):
@@ -45,17 +59,19 @@ def answer(request_line: str) -> bytes:
     if method not in ("GET", "HEAD"):
         return _response("405 Method Not Allowed", "method not allowed\n")
     if target == "/healthz":
-        response = _response("200 OK", "ok\n")
+        response = _health_response(health)
     else:
         response = _response("200 OK", metrics_text(), PROMETHEUS_TEXT)
     return response.split(b"\r\n\r\n", 1)[0] + b"\r\n\r\n" if method == "HEAD" else response
 
 
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _handle(
+    health: Health | None, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
     try:
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
         request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-        writer.write(answer(request_line))
+        writer.write(answer(request_line, health))
         await writer.drain()
     except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
         pass
@@ -67,9 +83,12 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
             await writer.wait_closed()
 
 
-async def start_metrics_server(host: str, port: int) -> asyncio.Server:
+async def start_metrics_server(
+    host: str, port: int, health: Health | None = None
+) -> asyncio.Server:
     """Listen on ``host:port`` (0 picks a free port; see ``server.sockets``)."""
-    server = await asyncio.start_server(_handle, host, port, limit=MAX_HEADER_BYTES)
+    handle = functools.partial(_handle, health)
+    server = await asyncio.start_server(handle, host, port, limit=MAX_HEADER_BYTES)
     bound = ", ".join(str(sock.getsockname()) for sock in server.sockets)
     logger.info("metrics listening on %s", bound)
     return server

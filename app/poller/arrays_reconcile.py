@@ -7,12 +7,14 @@ from dataclasses import replace
 from datetime import datetime
 
 from app.jobs import states
-from app.jobs.event_notes import MISSING
+from app.jobs.event_notes import MISSING, tasks_ended
 from app.poller.rules import (
     Grace,
     Snapshot,
     TrackedJob,
     Transition,
+    chosen_partition,
+    filled_from,
     is_settled_in_queue,
     is_task_record,
     observed_changes,
@@ -20,6 +22,7 @@ from app.poller.rules import (
 )
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo
+from app.vocabulary.job_states import JobStateName
 
 
 def array_records(
@@ -36,7 +39,7 @@ def array_records(
         merged[info.job_id] = replace(info, state=JobState.COMPLETING) if is_unconfirmed else info
     for info in accounting.by_array.get(array_id, ()):
         if info.job_id not in merged or info.state.is_terminal:
-            merged[info.job_id] = info
+            merged[info.job_id] = filled_from(info, merged.get(info.job_id))
     return list(merged.values())
 
 
@@ -74,11 +77,11 @@ def new_task_rows(
 def active_parent_state(records: list[JobInfo]) -> str:
     task_states = {info.state for info in records if is_task_record(info)}
     if task_states & {JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED}:
-        return states.RUNNING
+        return JobStateName.RUNNING
     waiting = [info for info in records if not info.state.is_terminal]
     if waiting and all(info.state is JobState.QUEUED_HELD for info in waiting):
-        return states.HELD
-    return states.PENDING
+        return JobStateName.HELD
+    return JobStateName.PENDING
 
 
 def _ended_parent(parent: TrackedJob, tasks: list[JobInfo], now: datetime) -> Transition:
@@ -97,7 +100,7 @@ def _ended_parent(parent: TrackedJob, tasks: list[JobInfo], now: datetime) -> Tr
         # The array's own elapsed time is the span from its first start to its last end.
         changes["elapsed_seconds"] = max(0, int((max(ended) - min(started)).total_seconds()))
     target = states.most_telling_end(ends)
-    reason = f"{len(tasks)} tasks ended; {ends.count('completed')} completed"
+    reason = tasks_ended(len(tasks), ends.count(JobStateName.COMPLETED))
     return Transition(parent.id, parent.state, target, reason, changes)
 
 
@@ -110,14 +113,29 @@ def reconcile_parent(
     """The parent's state follows its tasks; it ends only when every task has ended."""
     if not records:
         seen = parent.last_seen_at or parent.created_at
-        if parent.state == states.UNDETERMINED or now - seen < grace.missing:
+        if parent.state == JobStateName.UNDETERMINED or now - seen < grace.missing:
             return None
-        return Transition(parent.id, parent.state, states.UNDETERMINED, MISSING)
+        return Transition(parent.id, parent.state, JobStateName.UNDETERMINED, MISSING)
     if states.is_terminal(parent.state):
         return None
     unfinished = [info for info in records if not info.state.is_terminal]
     if unfinished:
         target = active_parent_state(records)
-        return Transition(parent.id, parent.state, target, None, {"last_seen_at": now})
+        changes = parent_facts(records) | {"last_seen_at": now}
+        return Transition(parent.id, parent.state, target, None, changes)
     tasks = [info for info in records if is_task_record(info)]
-    return _ended_parent(parent, tasks, now)
+    ended = _ended_parent(parent, tasks, now)
+    return replace(ended, changes=parent_facts(records) | dict(ended.changes))
+
+
+def parent_facts(records: list[JobInfo]) -> dict[str, object]:
+    """What an array's records say of the array as a whole: when Slurm took it, and the
+    partition its tasks run in when they all share one."""
+    facts: dict[str, object] = {}
+    submitted = [info.submit_time for info in records if info.submit_time is not None]
+    if submitted:
+        facts["submitted_at"] = min(submitted)
+    partitions = {chosen_partition(info) for info in records}
+    if len(partitions) == 1 and None not in partitions:
+        facts["chosen_partition"] = partitions.pop()
+    return facts

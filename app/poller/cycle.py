@@ -4,8 +4,10 @@ The database is touched twice, briefly: a read-only session for the tracked rows
 before Slurm is called) and one transaction for the outcome. In between: one queue call,
 at most one batched accounting call for jobs that left the queue, and, only when a
 submission went unconfirmed, one accounting search by time for its UUID. The runner asks
-for extra work on some cycles (``CycleWork``): one partitions call, or one usage ingestion
-(one accounting call, its own short transactions). ADR 0002 gives the whole budget.
+for extra work on some cycles (``CycleWork``): one partitions call, one nodes call, one
+reservations call (maintenance windows), or one usage ingestion (one accounting call and one
+allocation-limits call, their own short transactions). ADR 0002 gives the whole budget; ADR
+0021 the allocation call.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import utc_now
+from app.models.base import utc_now
 from app.poller import outside_store, store
+from app.poller.maintenance import record_maintenance
 from app.poller.outside import outside_jobs
 from app.poller.reconcile import (
     Grace,
@@ -30,9 +33,12 @@ from app.poller.reconcile import (
     reconcile,
     stale_submissions,
 )
+from app.poller.store import Reports
+from app.reports import allocation_alerts
 from app.reports.ingest import ingest_cycle
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.errors import SchedulerError
+from app.scheduler.nodes import NodesReport
 from app.scheduler.types import JobInfo, PartitionInfo
 
 logger = logging.getLogger(__name__)
@@ -45,7 +51,11 @@ class CycleWork:
     """What this cycle does besides syncing job states."""
 
     partitions: bool = False
+    nodes: bool = False
     usage: bool = False
+    reservations: bool = False
+    # The running interactive sessions' idle check (app/poller/idle.py), after the cycle.
+    idle: bool = False
 
 
 NO_EXTRA_WORK = CycleWork()
@@ -118,15 +128,32 @@ async def _extra_work(
     adapter: SchedulerAdapter,
     work: CycleWork,
     calls: _Calls,
-) -> list[PartitionInfo] | None:
-    """The partitions, when asked for, after ingesting usage when that is due."""
+    moment: datetime,
+) -> Reports:
+    """The partitions and the nodes, when asked for, after ingesting usage and reading
+    maintenance reservations when those are due.
+
+    With the usage comes the scheduler's allocation limits (one more call), so a project's
+    burn-down and its 80 % and 95 % notifications follow the use just ingested.
+    """
     if work.usage:
-        calls.count += 1
+        calls.count += 2
         await ingest_cycle(sessionmaker, adapter, cluster)
-    if not work.partitions:
-        return None
-    calls.count += 1
-    return list(await adapter.partitions())
+        limits = await adapter.account_limits()
+        await allocation_alerts.refresh(sessionmaker, cluster, limits, utc_now().date())
+    if work.reservations:
+        calls.count += 1
+        reservations = await adapter.reservations()
+        await record_maintenance(sessionmaker, cluster, reservations, moment)
+    partitions: list[PartitionInfo] | None = None
+    if work.partitions:
+        calls.count += 1
+        partitions = list(await adapter.partitions())
+    nodes: NodesReport | None = None
+    if work.nodes:
+        calls.count += 1
+        nodes = await adapter.nodes()
+    return Reports(partitions, nodes)
 
 
 async def _settle(
@@ -167,7 +194,7 @@ async def poll_cluster_once(
     calls = _Calls()
     jobs, queue = await read_rows_and_queue(sessionmaker, cluster, adapter, calls)
     transitions: list[Transition] = []
-    partitions: list[PartitionInfo] | None = None
+    reports = Reports()
     error: str | None = None
     try:
         if isinstance(queue, SchedulerError):
@@ -175,7 +202,7 @@ async def poll_cluster_once(
         transitions = await _settle(
             sessionmaker, cluster, adapter, (jobs, queue), moment, rules, calls
         )
-        partitions = await _extra_work(sessionmaker, cluster, adapter, work, calls)
+        reports = await _extra_work(sessionmaker, cluster, adapter, work, calls, moment)
     except SchedulerError as exc:
         # Jobs keep their last known state: an unreachable cluster proves nothing about them.
         error = f"{type(exc).__name__}: {exc}"[:2000]
@@ -188,7 +215,7 @@ async def poll_cluster_once(
         calls=calls.count,
         seconds=seconds,
         error=error,
-        partitions=partitions,
+        reports=reports,
     )
     return CycleResult(
         cluster, error is None, calls.count, seconds, len(jobs), len(transitions), failures, error

@@ -12,10 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.db import unit_of_work
 from app.jobs import repository, states
 from app.jobs.event_notes import SUBMITTED_OUTSIDE
-from app.models import Job, Project, User, UserClusterAccount
+from app.models.jobs import Job
+from app.models.projects import Project
+from app.models.users import User, UserClusterAccount
 from app.poller.arrays_reconcile import active_parent_state
 from app.poller.outside import Directory, OutsideJob, not_recorded
 from app.poller.rules import observed_changes, storable_path
+from app.vocabulary.job_states import JobStateName
 
 # Left to the accounting record: the queue's ended record has no exit code yet.
 _END_FACTS = frozenset({"ended_at", "exit_code", "exit_signal", "max_rss_bytes"})
@@ -60,10 +63,10 @@ def _first_state(outside: OutsideJob) -> str:
     """The state a new row starts in; an ended job's exit code is in accounting, read next."""
     if outside.array_records:
         if all(r.state.is_terminal for r in outside.array_records):
-            return states.COMPLETING
+            return JobStateName.COMPLETING
         return active_parent_state(list(outside.array_records))
     info = outside.info
-    return states.COMPLETING if info.state.is_terminal else states.portal_state(info.state)
+    return JobStateName.COMPLETING if info.state.is_terminal else states.portal_state(info.state)
 
 
 def _left_to_later(outside: OutsideJob) -> frozenset[str]:

@@ -23,6 +23,7 @@ from app.poller.rules import (
     reconcile_submitting,
 )
 from app.scheduler.types import JobInfo
+from app.vocabulary.job_states import JobStateName
 
 __all__ = [
     "Grace",
@@ -81,7 +82,7 @@ def stale_submissions(
     return [
         job
         for job in jobs
-        if job.state == states.SUBMITTING
+        if job.state == JobStateName.SUBMITTING
         and job.slurm_job_id is None
         and now - job.created_at >= grace.submit
         and job.uuid not in queue.by_comment

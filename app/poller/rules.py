@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,6 +17,7 @@ from app.jobs.event_notes import FOUND_BY_SUBMISSION_ID, MISSING, NO_SLURM_JOB
 from app.poller.arrays import contains_task, task_ranges
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo
+from app.vocabulary.job_states import JobStateName
 
 # Must stay well under Grace.missing so a job still in the queue is never called missing.
 LAST_SEEN_REFRESH = timedelta(minutes=1)
@@ -129,6 +130,13 @@ def allocated_nodes(info: JobInfo, now: datetime) -> str | None:
     return nodes
 
 
+def chosen_partition(info: JobInfo) -> str | None:
+    """The one partition a record names (a pending job asked for several lists them all)."""
+    name = (info.partition or "").strip()
+    return name if name and "," not in name and len(name) <= PARTITION_WIDTH else None
+
+
+PARTITION_WIDTH = 64
 # The width of the jobs table's path columns; Slurm allows longer (PATH_MAX).
 PATH_COLUMN_WIDTH = 1024
 
@@ -147,6 +155,7 @@ def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
         "started_at": actual_start(info, now),
         "elapsed_seconds": info.elapsed_seconds,
         "node_list": allocated_nodes(info, now),
+        "chosen_partition": chosen_partition(info),
         "alloc_cpus": info.alloc.cpus,
         "alloc_mem_mb": None
         if info.alloc.memory_bytes is None
@@ -170,7 +179,9 @@ def observed_changes(info: JobInfo, now: datetime) -> dict[str, Any]:
     return values
 
 
-PROGRESSING_STATES = frozenset({states.RUNNING, "completing", "suspended"})
+PROGRESSING_STATES = frozenset(
+    {JobStateName.RUNNING, JobStateName.COMPLETING, JobStateName.SUSPENDED}
+)
 
 
 def is_news(job: TrackedJob, target: str, info: JobInfo, now: datetime) -> bool:
@@ -202,9 +213,9 @@ def move(job: TrackedJob, info: JobInfo, now: datetime) -> Transition | None:
 
 def _missing(job: TrackedJob, now: datetime, grace: Grace) -> Transition | None:
     seen = job.last_seen_at or job.created_at
-    if job.state == states.UNDETERMINED or now - seen < grace.missing:
+    if job.state == JobStateName.UNDETERMINED or now - seen < grace.missing:
         return None
-    return Transition(job.id, job.state, states.UNDETERMINED, MISSING)
+    return Transition(job.id, job.state, JobStateName.UNDETERMINED, MISSING)
 
 
 def is_settled_in_queue(info: JobInfo, now: datetime, grace: Grace) -> bool:
@@ -219,9 +230,9 @@ def reconcile_single(
     """A plain job or one array task, identified by its Slurm id."""
     assert job.slurm_job_id is not None
     recorded = accounting.by_id.get(job.slurm_job_id)
-    if recorded is not None and recorded.state.is_terminal:
-        return move(job, recorded, now)
     queued = queue.by_id.get(job.slurm_job_id)
+    if recorded is not None and recorded.state.is_terminal:
+        return move(job, filled_from(recorded, queued), now)
     if queued is not None and not queued.state.is_terminal:
         return move(job, queued, now)
     if queued is not None:
@@ -232,6 +243,20 @@ def reconcile_single(
     if pending is not None:
         return move(job, pending, now)
     return _missing(job, now, grace)
+
+
+def filled_from(record: JobInfo, other: JobInfo | None) -> JobInfo:
+    """``record`` (from accounting) with what ``other`` (the queue's record of the same job)
+    names and it does not: just after a job ends, accounting may not have its partition yet,
+    and it never has the log paths, which the queue gives with each task's own ``%j``."""
+    if other is None:
+        return record
+    missing = {
+        name: getattr(other, name)
+        for name in ("partition", "stdout_path", "stderr_path", "work_dir")
+        if not getattr(record, name) and getattr(other, name)
+    }
+    return replace(record, **missing) if missing else record
 
 
 def pending_array_record(slurm_job_id: str, queue: Snapshot) -> JobInfo | None:
@@ -256,10 +281,14 @@ def reconcile_submitting(
     found = queue.by_comment.get(job.uuid) or accounting.by_comment.get(job.uuid)
     if found is None:
         return Transition(
-            job.id, job.state, states.SUBMIT_FAILED, NO_SLURM_JOB, {"submit_error": NO_SLURM_JOB}
+            job.id,
+            job.state,
+            JobStateName.SUBMIT_FAILED,
+            NO_SLURM_JOB,
+            {"submit_error": NO_SLURM_JOB},
         )
     target = states.portal_state(found.state)
     if found.array_job_id is not None:
-        target = states.PENDING if found.state.is_terminal else target
+        target = JobStateName.PENDING if found.state.is_terminal else target
     changes = observed_changes(found, now) | {"slurm_job_id": slurm_id_of(found)}
     return Transition(job.id, job.state, target, FOUND_BY_SUBMISSION_ID, changes)

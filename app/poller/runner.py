@@ -11,7 +11,7 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -19,18 +19,22 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
-from app.models import utc_now
-from app.notifications.dispatcher import dispatch_forever
+from app.models.base import utc_now
+from app.notifications.dispatcher import DISPATCHER_TASK, dispatch_forever
 from app.observability.metrics import POLLER_LEASE_HELD
 from app.observability.scheduler import observe_cycle
+from app.observability.supervisor import TaskBoard, supervise
 from app.poller import lease
 from app.poller.cycle import CycleWork, poll_cluster_once
+from app.poller.fresh import LOOK_EVERY, FreshWatch
+from app.poller.idle import IdleWatch, check_idle_after
 from app.poller.reconcile import Grace
 from app.scheduler.base import SchedulerAdapter
 
 logger = logging.getLogger(__name__)
 # A cluster back from maintenance is seen within a minute; one failing squeue a minute
 # costs a down controller nothing. Intervals longer than this are kept as they are.
+# PORTAL_POLL_BACKOFF_MAX changes it (the outage tests prove recovery with 5 s).
 MAX_BACKOFF_SECONDS = 60.0
 JITTER = 0.1
 
@@ -45,6 +49,7 @@ class PollTiming:
     """
 
     interval: float
+    backoff_max: float = MAX_BACKOFF_SECONDS
 
     @property
     def lease(self) -> timedelta:
@@ -58,18 +63,24 @@ class PollTiming:
         if consecutive_failures == 0:
             return jittered(self.interval)
         backoff = self.interval * 2 ** min(consecutive_failures, 16)
-        return jittered(min(backoff, max(MAX_BACKOFF_SECONDS, self.interval)))
+        return jittered(min(backoff, max(self.backoff_max, self.interval)))
 
 
 @dataclass
 class ExtraWorkSchedule:
-    """Decides which cycles also report partitions or ingest usage (ADR 0002 budget).
+    """Decides which cycles also report partitions or nodes, read reservations or ingest
+    usage (ADR 0002 budget; the nodes, ADR 0025).
 
     Counted only on cycles this process polls, so a standby that takes over starts afresh.
+    Reservations fall half a period after partitions, so the two never share a cycle
+    (unless read on every cycle).
     """
 
     partitions_every: int = 6
     usage_every: float = 300.0
+    reservations_every: int = 6
+    nodes_every: int = 3
+    idle_every: int = 3
     cycles: int = 0
     last_usage: float | None = None
 
@@ -77,7 +88,14 @@ class ExtraWorkSchedule:
         usage = self.usage_every > 0 and (
             self.last_usage is None or now - self.last_usage >= self.usage_every
         )
-        return CycleWork(partitions=self.cycles % self.partitions_every == 0, usage=usage)
+        reservations = self.cycles % self.reservations_every == self.reservations_every // 2
+        return CycleWork(
+            partitions=self.cycles % self.partitions_every == 0,
+            nodes=self.cycles % self.nodes_every == 0,
+            usage=usage,
+            reservations=reservations,
+            idle=self.cycles % self.idle_every == self.idle_every - 1,
+        )
 
     def ran(self, work: CycleWork, now: float) -> None:
         # A failed ingestion also waits for the next slot: a failing cluster gets no extra calls.
@@ -100,6 +118,25 @@ async def _wait(stop_event: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop_event.wait(), timeout=seconds)
 
 
+async def _wait_watching(
+    stop_event: asyncio.Event,
+    delay: float,
+    watch: FreshWatch,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str,
+) -> None:
+    """Wait ``delay`` seconds, or less when a fresh submission wants a look; never less
+    than the watch's own interval since the cycle ended."""
+    started = time.monotonic()
+    deadline = started + delay
+    await _wait(stop_event, min(delay, watch.interval))
+    while not stop_event.is_set():
+        now = time.monotonic()
+        if now >= deadline or await watch.wants_a_look(sessionmaker, cluster, now):
+            return
+        await _wait(stop_event, min(LOOK_EVERY, deadline - now))
+
+
 async def _one_turn(
     sessionmaker: async_sessionmaker[AsyncSession],
     cluster: str,
@@ -108,15 +145,18 @@ async def _one_turn(
     timing: PollTiming,
     grace: Grace,
     schedule: ExtraWorkSchedule,
-) -> tuple[bool, float]:
-    """(holds the lease, seconds until the next turn)."""
+    idle: IdleWatch | None = None,
+) -> tuple[bool, float, bool]:
+    """(holds the lease, seconds until the next turn, whether the cluster answered)."""
     if not await lease.acquire(sessionmaker, cluster, holder, utc_now(), timing.lease):
         POLLER_LEASE_HELD.set(0, cluster)
-        return False, timing.standby_retry
+        return False, timing.standby_retry, False
     POLLER_LEASE_HELD.set(1, cluster)
     started = time.monotonic()
     work = schedule.due(started)
     result = await poll_cluster_once(sessionmaker, cluster, adapter, grace=grace, work=work)
+    if work.idle and result.is_ok and idle is not None:
+        await check_idle_after(sessionmaker, cluster, adapter, idle)
     schedule.ran(work, started)
     observe_cycle(
         cluster, is_ok=result.is_ok, seconds=result.seconds, transitions=result.transitions
@@ -124,7 +164,8 @@ async def _one_turn(
     # The lease (1.5 intervals) is renewed only here, so the cycle's own duration counts
     # toward the wait: otherwise a slow cycle lets the lease lapse while its holder lives.
     elapsed = time.monotonic() - started
-    return True, max(0.0, timing.after_cycle(result.consecutive_failures) - elapsed)
+    delay = max(0.0, timing.after_cycle(result.consecutive_failures) - elapsed)
+    return True, delay, result.consecutive_failures == 0
 
 
 async def poll_cluster_forever(
@@ -137,28 +178,75 @@ async def poll_cluster_forever(
     holder: str,
     grace: Grace | None = None,
     schedule: ExtraWorkSchedule | None = None,
+    watch: FreshWatch | None = None,
+    idle: IdleWatch | None = None,
 ) -> None:
     rules = grace or Grace()
     extra = schedule or ExtraWorkSchedule()
+    fresh = watch or FreshWatch(0)
     holds_lease = False
     failures = 0
+    if fresh.is_on(timing.interval):
+        # Where watching starts: a submission from now on is news to the cycles after this one.
+        await fresh.wants_a_look(sessionmaker, cluster, time.monotonic())
     try:
         while not stop_event.is_set():
+            is_healthy = False
             try:
-                holds_lease, delay = await _one_turn(
-                    sessionmaker, cluster, adapter, holder, timing, rules, extra
+                holds_lease, delay, is_healthy = await _one_turn(
+                    sessionmaker, cluster, adapter, holder, timing, rules, extra, idle
                 )
                 failures = 0
             except (SQLAlchemyError, OSError):
                 failures += 1
                 logger.exception("poller for %s cannot reach the database", cluster)
                 delay = timing.after_cycle(failures)
-            await _wait(stop_event, delay)
+            if is_healthy and fresh.is_on(timing.interval):
+                await _wait_watching(stop_event, delay, fresh, sessionmaker, cluster)
+            else:
+                await _wait(stop_event, delay)
     finally:
         POLLER_LEASE_HELD.set(0, cluster)
         if holds_lease:
             with contextlib.suppress(SQLAlchemyError, OSError):
                 await lease.release(sessionmaker, cluster, holder, utc_now())
+
+
+def _cluster_work(
+    settings: Settings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str,
+    adapter: SchedulerAdapter,
+    stop_event: asyncio.Event,
+    *,
+    timing: PollTiming,
+    holder: str,
+    grace: Grace,
+    idle: IdleWatch | None,
+) -> Callable[[], Awaitable[None]]:
+    def work() -> Awaitable[None]:
+        # A fresh schedule on each start: a task that failed begins as a new poller would.
+        schedule = ExtraWorkSchedule(
+            partitions_every=settings.partitions_every,
+            usage_every=settings.usage_ingest_interval,
+            reservations_every=settings.reservations_every,
+            nodes_every=settings.nodes_every,
+            idle_every=settings.idle_every,
+        )
+        return poll_cluster_forever(
+            sessionmaker,
+            cluster,
+            adapter,
+            stop_event,
+            timing=timing,
+            holder=holder,
+            grace=grace,
+            schedule=schedule,
+            watch=FreshWatch(settings.poll_fresh_interval),
+            idle=idle,
+        )
+
+    return work
 
 
 async def run_poller(
@@ -169,31 +257,50 @@ async def run_poller(
     *,
     holder: str | None = None,
     grace: Grace | None = None,
+    board: TaskBoard | None = None,
+    idle: IdleWatch | None = None,
 ) -> None:
-    """Poll every cluster until ``stop_event`` is set; one failing cluster stalls no other."""
-    timing = PollTiming(settings.poll_interval)
+    """Poll every cluster until ``stop_event`` is set; no failing task stalls or ends another.
+
+    ``idle`` checks the clusters' running interactive sessions for idleness every
+    ``settings.idle_every`` cycles (app/poller/idle.py); without it they are not checked.
+
+    Every task runs supervised (``app.observability.supervisor``): the group only ever sees
+    them end on ``stop_event`` or on cancellation, so one task's exception cancels no other."""
+    rules = grace or Grace(submit=timedelta(seconds=settings.submit_grace))
     name = holder or default_holder()
+    tasks = board if board is not None else TaskBoard()
+    # One timing for every cluster and the dispatcher: the interval and the back-off ceiling.
+    timing = PollTiming(settings.poll_interval, settings.poll_backoff_max)
     async with asyncio.TaskGroup() as group:
         for cluster, adapter in adapters.items():
-            group.create_task(
-                poll_cluster_forever(
-                    sessionmaker,
-                    cluster,
-                    adapter,
-                    stop_event,
-                    timing=timing,
-                    holder=name,
-                    grace=grace,
-                    schedule=ExtraWorkSchedule(
-                        settings.partitions_every, settings.usage_ingest_interval
-                    ),
-                ),
-                name=f"poller:{cluster}",
+            work = _cluster_work(
+                settings,
+                sessionmaker,
+                cluster,
+                adapter,
+                stop_event,
+                timing=timing,
+                holder=name,
+                grace=rules,
+                idle=idle,
             )
+            task = f"poller:{cluster}"
+            group.create_task(supervise(task, work, stop_event, tasks), name=task)
         # Notifications are sent by the active poller, at the pace its cycles find changes.
         group.create_task(
-            dispatch_forever(
-                settings, sessionmaker, stop_event, holder=name, interval=timing.interval
+            supervise(
+                DISPATCHER_TASK,
+                lambda: dispatch_forever(
+                    settings,
+                    sessionmaker,
+                    stop_event,
+                    holds_lease=lambda: lease.holds_any(sessionmaker, name, utc_now()),
+                    interval=timing.interval,
+                    board=tasks,
+                ),
+                stop_event,
+                tasks,
             ),
-            name="notifications",
+            name=DISPATCHER_TASK,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -12,11 +13,22 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
 from app.jobs import repository
-from app.models import ClusterStatus, Job
+from app.models.clusters import ClusterStatus
+from app.models.jobs import Job
+from app.nodes import records as node_records
 from app.notifications import outbox
 from app.notifications.outbox import StateChange
 from app.poller.reconcile import TrackedJob, Transition
+from app.scheduler.nodes import NodesReport
 from app.scheduler.types import PartitionInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Reports:
+    """What a cycle's extra work read, written with its outcome (None: not read this time)."""
+
+    partitions: list[PartitionInfo] | None = None
+    nodes: NodesReport | None = None
 
 
 def _minutes(limit: timedelta | None) -> int | None:
@@ -210,14 +222,20 @@ async def record_cycle(
     calls: int,
     seconds: float,
     error: str | None,
-    partitions: Sequence[PartitionInfo] | None = None,
+    reports: Reports | None = None,
 ) -> int:
     """Heartbeat for /healthz; returns the number of consecutive failures."""
     async with unit_of_work(sessionmaker) as session:
         row = await _status_row(session, cluster)
-        if partitions is not None:
-            row.partitions = [partition_record(p) for p in partitions]
+        if reports is not None and reports.partitions is not None:
+            row.partitions = [partition_record(p) for p in reports.partitions]
             row.partitions_at = now
+        if reports is not None and reports.nodes is not None:
+            row.nodes = [node_records.node_record(n) for n in reports.nodes.nodes]
+            row.node_partitions = [
+                node_records.partition_record(p) for p in reports.nodes.partitions
+            ]
+            row.nodes_at = now
         row.calls_last_cycle = calls
         row.cycle_seconds = seconds
         if error is None:

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Membership, Project, User
+from app.models.projects import Membership, Project
+from app.models.users import User
 
 
 async def get_by_id(session: AsyncSession, project_id: int) -> Project | None:

@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, NotFound
 from app.i18n import _
-from app.models import Project
+from app.models.projects import Project
 from app.projects import repository
 from app.users.actor import Actor
 

@@ -1,4 +1,8 @@
-"""A stacked bar chart as inline SVG, drawn on the server (no script, no external assets)."""
+"""A stacked bar chart as inline SVG, drawn on the server (no script, no external assets).
+
+Colours come from the stylesheet (``series-N`` classes, the text and grid classes), so the
+chart follows the page's light or dark scheme.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from app.i18n import _
+from app.i18n import _, format_number
 from app.reports.usage import UsageReport
 
-PALETTE = ("#2563eb", "#16a34a", "#d97706", "#dc2626", "#7c3aed", "#0891b2", "#6b7280")
+# CSS classes whose fill is --chart-1 … --chart-7 (portal.css); the last is "other".
+PALETTE = tuple(f"series-{n}" for n in range(1, 8))
 MAX_SERIES = 6
 # TOP leaves a line above the plot for the unit, clear of the highest tick's label.
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 720, 280, 56, 28, 32
@@ -21,6 +26,7 @@ FONT = 12
 class Series:
     name: str
     colour: str
+    """The CSS class that gives the series its colour."""
     values: tuple[float, ...]
 
 
@@ -79,9 +85,9 @@ def _axis(ceiling: float, plot_h: float, unit: str) -> list[str]:
         value = ceiling * tick / 4
         y = TOP + plot_h - plot_h * tick / 4
         parts.append(
-            f'<line x1="{LEFT}" x2="{WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e5e7eb"/>'
+            f'<line x1="{LEFT}" x2="{WIDTH - 8}" y1="{y:.1f}" y2="{y:.1f}" class="chart-grid"/>'
             f'<text x="{LEFT - 4}" y="{y + 4:.1f}" text-anchor="end" font-size="{FONT}">'
-            f"{value:g}</text>"
+            f"{format_number(value, '#,##0.##')}</text>"
         )
     parts.append(f'<text x="4" y="{FONT + 2}" font-size="{FONT}">{escape(unit)}</text>')
     return parts
@@ -100,8 +106,8 @@ def _bar(index: int, period: str, series: Sequence[Series], slot: float, scale: 
         y -= height
         parts.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" '
-            f'fill="{item.colour}"><title>{escape(item.name)} {escape(period)}: '
-            f"{value:.2f}</title></rect>"
+            f'class="{item.colour}"><title>{escape(item.name)} {escape(period)}: '
+            f"{format_number(value, '#,##0.00')}</title></rect>"
         )
     return parts
 

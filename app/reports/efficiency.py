@@ -10,7 +10,8 @@ from typing import SupportsFloat
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import AccountingJob, Project, UsageDaily
+from app.models.projects import Project
+from app.models.usage import AccountingJob, UsageDaily
 from app.reports.repository import TERMINAL_STATES
 from app.reports.usage import visible_project_ids
 from app.users.actor import Actor

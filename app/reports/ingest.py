@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
-from app.models import utc_now
+from app.models.base import utc_now
 from app.reports import repository
 from app.reports.records import days_touched, rows_for_accounts
 from app.scheduler.base import SchedulerAdapter

@@ -8,7 +8,8 @@ from datetime import date, timedelta
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import AssociationLimit, Project, UsageDaily
+from app.models.projects import Project
+from app.models.usage import AssociationLimit, UsageDaily
 from app.reports.usage import visible_project_ids
 from app.users.actor import Actor
 
@@ -25,6 +26,7 @@ class LimitStatus:
     limit_minutes: int
     used_minutes: float
     runs_out_on: date | None
+    project_id: int | None = None
 
     @property
     def used_fraction(self) -> float:
@@ -68,7 +70,7 @@ async def limit_statuses(session: AsyncSession, actor: Actor, today: date) -> li
     """
     project_ids = await visible_project_ids(session, actor)
     statement = (
-        select(AssociationLimit, Project.name)
+        select(AssociationLimit, Project.name, Project.id)
         .join(
             Project,
             and_(
@@ -83,13 +85,20 @@ async def limit_statuses(session: AsyncSession, actor: Actor, today: date) -> li
         statement = statement.where(Project.id.in_(project_ids))
     statuses = []
     window_start = today - timedelta(days=RATE_WINDOW_DAYS)
-    for limit, project in (await session.execute(statement)).all():
+    for limit, project, project_id in (await session.execute(statement)).all():
         used = await _used_minutes(session, limit, None, today)
         recent = await _used_minutes(session, limit, window_start, today)
         run_out = runs_out_on(limit.minutes, used, recent, RATE_WINDOW_DAYS, today)
         statuses.append(
             LimitStatus(
-                project, limit.account, limit.user_name, limit.tres, limit.minutes, used, run_out
+                project,
+                limit.account,
+                limit.user_name,
+                limit.tres,
+                limit.minutes,
+                used,
+                run_out,
+                project_id,
             )
         )
     return statuses

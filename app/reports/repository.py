@@ -11,7 +11,9 @@ from sqlalchemy import insert as plain_insert
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import AccountingJob, Project, UsageDaily, UsageIngestMark, utc_now
+from app.models.base import utc_now
+from app.models.projects import Project
+from app.models.usage import AccountingJob, UsageDaily, UsageIngestMark
 from app.scheduler.states import JobState
 
 UPSERT_CHUNK = 1000

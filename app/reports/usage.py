@@ -12,19 +12,21 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Date, and_, cast, func, select
+from sqlalchemy import Date, Select, and_, cast, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, ValidationFailed
 from app.i18n import _
-from app.models import Project, UsageDaily
-from app.params import FIRST_DAY, LAST_DAY, is_plausible_day
+from app.models.projects import Project
+from app.models.usage import UsageDaily
+from app.models.users import User, UserClusterAccount
 from app.reports.csv_export import write_csv
 from app.users.actor import Actor
+from app.vocabulary.days import FIRST_DAY, LAST_DAY, is_plausible_day
 
-GroupBy = Literal["project", "user", "partition"]
+GroupBy = Literal["project", "user", "partition", "cluster"]
 Period = Literal["day", "week", "month"]
-GROUPS: tuple[GroupBy, ...] = ("project", "user", "partition")
+GROUPS: tuple[GroupBy, ...] = ("project", "user", "partition", "cluster")
 PERIODS: tuple[Period, ...] = ("day", "week", "month")
 METRICS = (
     "cpu_hours",
@@ -48,6 +50,7 @@ class UsageQuery:
     period: Period = "day"
     sort: str = "cpu_hours"
     descending: bool = True
+    cluster: str | None = None
 
     def checked(self) -> UsageQuery:
         for name in ("start", "end"):
@@ -129,8 +132,11 @@ def _period_label(session: AsyncSession, period: Period) -> Any:
 
 _GROUP_COLUMNS = {
     "project": Project.name,
-    "user": UsageDaily.user_name,
+    # A person mapped to different usernames on different clusters is one row, by login;
+    # an account no portal user is mapped to keeps its cluster username.
+    "user": func.coalesce(User.login, UsageDaily.user_name),
     "partition": UsageDaily.partition,
+    "cluster": UsageDaily.cluster,
 }
 
 
@@ -169,11 +175,26 @@ async def usage_report(session: AsyncSession, actor: Actor, wanted: UsageQuery) 
         .where(UsageDaily.day >= query.start, UsageDaily.day <= query.end)
         .group_by(group, label)
     )
+    if query.group_by == "user":
+        statement = _with_logins(statement)
     if project_ids is not None:
         statement = statement.where(Project.id.in_(project_ids))
+    if query.cluster is not None:
+        statement = statement.where(UsageDaily.cluster == query.cluster)
     rows = (await session.execute(statement)).all()
     cells = [UsageCell(str(row[0]), str(row[1]), _figures(row[2:])) for row in rows]
     return _summarised(query, cells)
+
+
+def _with_logins(statement: Select[Any]) -> Select[Any]:
+    """Each row's portal user, found by the username they have on its cluster."""
+    account = and_(
+        UserClusterAccount.cluster == UsageDaily.cluster,
+        UserClusterAccount.username == UsageDaily.user_name,
+    )
+    return statement.outerjoin(UserClusterAccount, account).outerjoin(
+        User, User.id == UserClusterAccount.user_id
+    )
 
 
 def _summarised(query: UsageQuery, cells: list[UsageCell]) -> UsageReport:

@@ -100,7 +100,10 @@ def worst_level(usage: FilesystemUsage) -> Level:
 
 
 class DiskUsageService:
-    """Reads users' disk usage through the clusters' adapters, with a short cache."""
+    """Reads users' disk usage through the clusters' adapters, with a short cache.
+
+    The cache is per web worker (ADR 0029): a figure read from the cluster, which the portal
+    never writes, so another worker reading it afresh only costs one more command."""
 
     def __init__(
         self,

@@ -1,21 +1,21 @@
 """What the submit forms offer an actor charging one project: projects, partitions and
 accounts from the cluster, the log roots and the user's home, for the web and the API alike.
 
-The database session is released before the cluster is asked: the answer may take seconds
-when it is not cached.
+The cluster is asked after the reads (its adapters end the request's read phase first, see
+app/cluster_calls.py): the answer may take seconds when it is not cached.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import release_connection
 from app.job_templates.choices import submit_context
 from app.job_templates.context import SubmitContext
 from app.jobs.service import AdapterLookup
-from app.models import Project
+from app.models.projects import Project
 from app.projects import service as projects
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import DEFAULT_LOG_ROOTS, ClusterConfig
@@ -50,7 +50,6 @@ async def context_for(
     roots = tuple(config.log_roots) if config else DEFAULT_LOG_ROOTS
     choices = await actor_projects(session, actor)
     username = await users.cluster_username(session, actor, project.cluster)
-    await release_connection(session)
     return await submit_context(
         project.cluster,
         choices,
@@ -58,3 +57,23 @@ async def context_for(
         username=username,
         roots=roots,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitChoices:
+    """The submit context from the clusters this portal was started with (built once, in
+    the wiring, for both surfaces)."""
+
+    clusters: Mapping[str, ClusterConfig]
+    schedulers: AdapterLookup
+    cluster_names: tuple[str, ...]
+
+    async def context_for(
+        self, session: AsyncSession, actor: Actor, project: Project
+    ) -> SubmitContext:
+        return await context_for(session, actor, project, self.clusters, self.schedulers)
+
+    def example_project(self) -> Project:
+        """Stands in for a project when previewing a template as someone without one."""
+        cluster = self.cluster_names[0] if self.cluster_names else "testcluster"
+        return Project(id=0, name="example", slurm_account="example", cluster=cluster)

@@ -10,6 +10,7 @@ project charges, and applies the raw-script policy.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +23,11 @@ from app.job_templates import service as templates
 from app.job_templates.context import SubmitContext
 from app.job_templates.render import render
 from app.job_templates.schema import load_schema
+from app.jobs.dependencies import After
 from app.jobs.requests import JobRequest
 from app.jobs.scripts import ReadScript, ScriptJob, read_script
-from app.models import Project, TemplateVersion
+from app.models.job_templates import TemplateVersion
+from app.models.projects import Project
 from app.projects import service as projects
 from app.scheduler.directives import Directive
 from app.scheduler.messages import translate
@@ -43,6 +46,7 @@ class TemplateSubmission:
     """The version the submitter saw; None for the current one."""
     project_id: int | None = None
     """None: the template's own project, or the submitter's only one."""
+    after: tuple[After, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,7 @@ class ScriptSubmission:
     args: tuple[str, ...] = ()
     overrides: tuple[Directive, ...] = ()
     script_name: str | None = None
+    after: tuple[After, ...] = ()
 
 
 Submission = TemplateSubmission | ScriptSubmission
@@ -73,8 +78,11 @@ async def build_request(
     so paths like ``~/out.txt`` mean the same on every surface.
     """
     if isinstance(submission, TemplateSubmission):
-        return await _template_request(session, actor, submission, context_for)
-    return (await read_submitted_script(session, actor, submission, context_for)).request
+        request = await _template_request(session, actor, submission, context_for)
+    else:
+        request = (await read_submitted_script(session, actor, submission, context_for)).request
+    # The jobs it waits for are checked (own jobs, same cluster) when it is submitted.
+    return dataclasses.replace(request, after=submission.after)
 
 
 async def read_submitted_script(
@@ -84,7 +92,8 @@ async def read_submitted_script(
     project = await _project(session, actor, submission.project_id, None)
     if not may_submit_raw_script(actor, project):
         raise Forbidden(_("Only a template can be submitted to this project."))
-    home = (await context_for(project)).home
+    context = await context_for(project)
+    home = context.home
     if home is None:
         raise ValidationFailed(
             _("No home directory is known on %(cluster)s.", cluster=project.cluster)
@@ -97,7 +106,7 @@ async def read_submitted_script(
         submission.script_name,
     )
     try:
-        return read_script(job, project.slurm_account, home)
+        return read_script(job, project.slurm_account, home, context.scheduler)
     except ValidationFailed as error:
         raise explained(error) from error
 

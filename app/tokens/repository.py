@@ -8,7 +8,8 @@ from datetime import datetime
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import ApiToken, User
+from app.models.api_tokens import ApiToken
+from app.models.users import User
 
 
 async def add(session: AsyncSession, token: ApiToken) -> ApiToken:

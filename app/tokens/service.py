@@ -15,7 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.audit.service import SYSTEM, Origin, record_action
 from app.errors import NotFound, Unauthorized, ValidationFailed
 from app.i18n import _
-from app.models import ApiToken, User, utc_now
+from app.models.api_tokens import ApiToken
+from app.models.base import utc_now
+from app.models.users import User
 from app.security import TOKEN_MARKER, hash_token, is_token_hash_match, mint_token
 from app.tokens import repository
 from app.tokens.scopes import effective_scopes, grantable_scopes, unknown_scopes

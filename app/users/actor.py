@@ -22,6 +22,8 @@ class Actor:
     cluster_usernames: Mapping[str, str] = field(default_factory=dict)
     # The interface language the user chose ("en", "fr"); None follows the browser.
     locale: str | None = None
+    # The colour scheme the user chose ("light", "dark"); None follows the browser.
+    theme: str | None = None
 
     def role_in(self, project_id: int | None) -> str | None:
         if project_id is None:

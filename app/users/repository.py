@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
-from sqlalchemy import String, cast, literal, select, union_all
+from sqlalchemy import String, cast, literal, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Membership, User, UserClusterAccount
+from app.models.projects import Membership
+from app.models.users import User, UserClusterAccount
 
 
 async def get_by_id(session: AsyncSession, user_id: int) -> User | None:
     return await session.get(User, user_id)
+
+
+async def hold_for_update(session: AsyncSession, user_id: int) -> None:
+    """Serialise the rest of this transaction with every other one holding the same user.
+
+    For a per-user limit: count and insert after this call, in the same transaction, and no
+    two requests of one user can both see room for one more. PostgreSQL locks the user's row
+    (``SELECT ... FOR UPDATE``; under READ COMMITTED the count that follows sees what the
+    previous holder committed). SQLite has no row locks: a write to the row takes the
+    database's single write lock, held to the commit; SQLAlchemy's SQLite driver begins the
+    transaction at that first write, so what is read after it is up to date.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        statement = update(User).where(User.id == user_id).values(id=User.id)
+        await session.execute(statement.execution_options(synchronize_session=False))
+        return
+    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
 
 
 async def get_by_login(session: AsyncSession, login: str) -> User | None:

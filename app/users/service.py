@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import Unauthorized
 from app.i18n import _, ngettext
-from app.models import User
+from app.models.users import User
 from app.security import hash_password, is_password_correct
 from app.users import repository, throttle
 from app.users.actor import Actor
@@ -100,6 +100,7 @@ async def actor_for(session: AsyncSession, user: User) -> Actor:
         project_roles=roles,
         cluster_usernames=usernames,
         locale=user.locale,
+        theme=user.theme,
     )
 
 
@@ -108,6 +109,13 @@ async def set_locale(session: AsyncSession, actor: Actor, locale: str | None) ->
     user = await session.get(User, actor.user_id)
     if user is not None:
         user.locale = locale
+
+
+async def set_theme(session: AsyncSession, actor: Actor, theme: str | None) -> None:
+    """Save the colour scheme ``actor`` chose (None: follow the browser)."""
+    user = await session.get(User, actor.user_id)
+    if user is not None:
+        user.theme = theme
 
 
 async def cluster_username(session: AsyncSession, actor: Actor, cluster: str) -> str | None:

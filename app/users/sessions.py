@@ -9,7 +9,9 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import User, WebSession, utc_now
+from app.models.base import utc_now
+from app.models.users import User
+from app.models.web_sessions import WebSession
 
 SESSION_LIFETIME = timedelta(hours=12)
 # Writing last_seen_at on every request would turn every page view into a write.
@@ -20,8 +22,16 @@ def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-async def start(session: AsyncSession, user_id: int, replacing: str | None = None) -> str:
-    """A new session for ``user_id``; the one the browser held before is ended (no fixation)."""
+async def start(
+    session: AsyncSession,
+    user_id: int,
+    replacing: str | None = None,
+    *,
+    id_token: str | None = None,
+) -> str:
+    """A new session for ``user_id``; the one the browser held before is ended (no fixation).
+
+    ``id_token``: the identity provider's token, kept to name the session at its logout."""
     if replacing:
         await end(session, replacing)
     token = secrets.token_urlsafe(32)
@@ -34,6 +44,7 @@ async def start(session: AsyncSession, user_id: int, replacing: str | None = Non
             created_at=now,
             last_seen_at=now,
             expires_at=now + SESSION_LIFETIME,
+            id_token=id_token,
         )
     )
     await session.flush()
@@ -57,8 +68,14 @@ async def resolve(session: AsyncSession, token: str) -> tuple[WebSession, User] 
     return found, user
 
 
-async def end(session: AsyncSession, token: str) -> None:
-    await session.execute(delete(WebSession).where(WebSession.token_hash == _hash(token)))
+async def end(session: AsyncSession, token: str) -> str | None:
+    """End the session; the identity provider's ID token it was started with, if any."""
+    statement = (
+        delete(WebSession)
+        .where(WebSession.token_hash == _hash(token))
+        .returning(WebSession.id_token)
+    )
+    return (await session.execute(statement)).scalar_one_or_none()
 
 
 async def end_all_for_user(session: AsyncSession, user_id: int) -> None:

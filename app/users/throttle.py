@@ -25,7 +25,8 @@ from sqlalchemy import case, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import SignInCounter, utc_now
+from app.models.base import utc_now
+from app.models.web_sessions import SignInCounter
 
 MAX_FAILURES = 5
 # One address may stand for many people (a campus NAT, a proxy not declared as trusted), so it

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SITE_DIR = Path(__file__).resolve().parent
+SITE_DIR = Path(__file__).resolve().parent / "site"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""Shells on the clusters' login nodes in the browser, as the user."""

@@ -1,0 +1,1 @@
+"""The words the portal stores and shows, shared by every floor: plain enums, no behaviour."""

@@ -1,0 +1,1 @@
+"""Workflows: named graphs of steps submitted together with their dependencies."""
