@@ -11,8 +11,12 @@ install -o slurm -g slurm -m 0600 "$keys/jwt_hs256.key" /var/spool/slurmctld/jwt
 runuser -u munge -- /usr/sbin/munged
 
 ensure_accounts() {
-    # sacctmgr "add" of an existing object exits 1, so look first.
+    # Before slurmctld starts, so that it loads every association from slurmdbd at start-up:
+    # slurmdbd's pushes to a controller that is not listening yet are lost. sacctmgr "add" of
+    # an existing object exits 1, so look first.
     until sacctmgr -n show cluster >/dev/null 2>&1; do sleep 1; done
+    cluster=$(sed -n 's/^ClusterName=//p' /etc/slurm/slurm.conf)
+    [ -n "$(sacctmgr -n show cluster "$cluster" format=cluster)" ] || sacctmgr -i add cluster "$cluster"
     for pair in physics:alice physics:carol physics:hpcsvc chemistry:bob chemistry:dave; do
         account="${pair%%:*}" user="${pair##*:}"
         [ -n "$(sacctmgr -n show account "$account")" ] || sacctmgr -i add account "$account"
@@ -37,7 +41,7 @@ case "$role" in
         ;;
     slurmctld)
         start_sshd
-        ensure_accounts &
+        ensure_accounts >/dev/null
         exec /usr/sbin/slurmctld -D
         ;;
     slurmd)
@@ -50,6 +54,9 @@ case "$role" in
         # slurmrestd refuses root and SlurmUser; run from / so jobs never inherit its cwd.
         cd /
         export SLURM_JWT=daemon
+        # Docker's default seccomp profile refuses unshare() without CAP_SYS_ADMIN; the
+        # container is already a namespace of its own.
+        export SLURMRESTD_SECURITY=disable_unshare_sysv,disable_unshare_files
         exec runuser -u slurmrest -- /usr/sbin/slurmrestd -a rest_auth/jwt 0.0.0.0:6820
         ;;
     *)

@@ -60,8 +60,8 @@ ensure_rootfs() {
   [ -e "$R" ] && die "$R exists but holds no Slurm: remove it (after 'down --version $VERSION') and retry"
   if ! command -v mmdebstrap >/dev/null; then
     log "installing mmdebstrap"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null
+    apt-get -o DPkg::Lock::Timeout=900 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends mmdebstrap >/dev/null
   fi
   local tmp=$R.partial
   # An interrupted mmdebstrap may leave its own mounts (proc, sys, dev) behind; never delete

@@ -20,8 +20,8 @@ apt_install() { # apt_install PACKAGE... (only the missing ones)
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; made_policy=1
   fi
-  if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq; APT_UPDATED=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  if [ -z "${APT_UPDATED:-}" ]; then apt-get -o DPkg::Lock::Timeout=900 update -qq; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   [ $made_policy = 1 ] && rm -f /usr/sbin/policy-rc.d
   return 0
 }
@@ -61,6 +61,23 @@ ensure_postgres() { # a running PostgreSQL on 127.0.0.1:5432 with a postgres/pos
 }
 
 ensure_chromium() { apt_install chromium fonts-dejavu-core; }
+
+# Single sign-on tests (ADR 0028): the OpenID provider oidc-provider, locked by
+# tests/idp/package-lock.json and installed with npm into IDP_DIR (reinstalled only when the
+# lock changes; tests/idp_server.py checks the same), and Apache with mod_auth_openidc, which
+# signs people in for the portal's trusted-header mode as Open OnDemand sites run it.
+IDP_DIR=/var/lib/hpcportal-dev/idp
+ensure_sso_test_services() {
+  # Node 20 and its npm come with the machine; Debian's (node 18 with a separate npm) otherwise.
+  command -v npm >/dev/null || apt_install nodejs npm
+  apt_install apache2 libapache2-mod-auth-openidc
+  mkdir -p "$IDP_DIR"
+  if ! cmp -s "$ROOT/tests/idp/package-lock.json" "$IDP_DIR/package-lock.json" \
+      || [ ! -d "$IDP_DIR/node_modules/oidc-provider" ]; then
+    cp "$ROOT/tests/idp/package.json" "$ROOT/tests/idp/package-lock.json" "$IDP_DIR/"
+    (cd "$IDP_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+}
 
 # JupyterLab on the compute node of each version (`scripts/dev-cluster apps`), one version after
 # another in a single background job, so the suite does not wait for it; the tests that need it
@@ -108,4 +125,33 @@ clear_test_state() { # clear_test_state DATABASE_URL
       "SELECT datname FROM pg_database WHERE datname = '$db' OR datname LIKE '${db}\\_%'"); do
     runuser -u postgres -- dropdb --force "$name"
   done
+}
+
+# OpenPBS and OpenLava for the PBS and LSF clusters (`scripts/dev-cluster build --scheduler
+# pbs|lsf`): built once, cached, in the background while the Slurm clusters come up;
+# wait_scheduler_build waits for one. The Debian packages each needs come first, in the
+# foreground: apt takes a lock the other steps need too.
+declare -A SCHEDULER_BUILD_PID=()
+
+scheduler_build_log() { echo "/var/lib/hpcportal-dev/build-$1.log"; }
+
+start_scheduler_build() { # start_scheduler_build pbs|lsf
+  install -d -m 0700 /var/lib/hpcportal-dev
+  "$ROOT/scripts/dev-cluster" build-deps --scheduler "$1"
+  "$ROOT/scripts/dev-cluster" build --scheduler "$1" </dev/null >"$(scheduler_build_log "$1")" 2>&1 &
+  SCHEDULER_BUILD_PID[$1]=$!
+  say "building (or finding cached) $1 in the background: $(scheduler_build_log "$1")"
+}
+
+wait_scheduler_build() { # wait_scheduler_build pbs|lsf
+  local pid=${SCHEDULER_BUILD_PID[$1]:-} started=$SECONDS log
+  [ -n "$pid" ] || return 0
+  log=$(scheduler_build_log "$1")
+  if ! wait "$pid"; then
+    cat "$log" >&2
+    say "building $1 failed"
+    return 1
+  fi
+  SCHEDULER_BUILD_PID[$1]=""
+  say "$1 ready ($((SECONDS - started)) s waited for it): $(tail -1 "$log")"
 }
