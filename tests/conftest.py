@@ -1,12 +1,15 @@
 """Shared fixtures for the whole suite.
 
-Databases (every database test runs on both backends):
+Databases (PostgreSQL for every database test; SQLite too for the portability tier):
 
-- ``db_url``: the async URL of an empty, fully migrated database. Parametrized as
-  ``sqlite`` (a temporary file) and ``postgresql`` (``PORTAL_TEST_PG_URL``, default
-  ``postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test``; created if missing, wiped
-  and migrated with Alembic once per test session). Every table is emptied after each test,
-  so tests may commit freely. An unreachable PostgreSQL fails the test, it never skips.
+- ``db_url``: the async URL of an empty, fully migrated database: ``postgresql``
+  (``PORTAL_TEST_PG_URL``, default
+  ``postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test``, one database per
+  pytest-xdist worker, ``<name>_gw0``...; created if missing, wiped and migrated with Alembic
+  once per test session), and also ``sqlite`` (a temporary file) in modules marked
+  ``pytest.mark.sqlite`` (migrations, repositories, page smoke; ADR 0018). Every table is
+  emptied after each test, so tests may commit freely. An unreachable PostgreSQL fails the
+  test, it never skips.
 - ``sessionmaker``: an ``async_sessionmaker[AsyncSession]`` bound to ``db_url``; hand it to
   code that opens its own sessions (``unit_of_work``, the poller, ``create_app``).
 - ``session``: one ``AsyncSession`` from ``sessionmaker`` for arranging data and asserting.
@@ -21,6 +24,10 @@ Application:
 - ``client``: an ``httpx.AsyncClient`` talking to ``app`` in-process at http://testserver;
   server errors come back as 500 responses instead of being raised.
 
+Lanes (``--lane unit,db,slurm,browser,faults``, see ``tests/lanes.py``) select tests by
+kind; under ``--dist loadgroup`` each Slurm version's tests form one pytest-xdist group, so
+the clusters are tested side by side and each cluster's tests one after another.
+
 The seeded world:
 
 - ``world`` (alias ``people``): the demo's people and projects with their roles, as
@@ -31,9 +38,9 @@ Factories for test data are plain async functions in ``tests/factories.py``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -46,38 +53,26 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head
 from app.main import create_app
-from app.models import Base
+from app.models.catalogue import metadata
 from app.scheduler.registry import Schedulers
 from app.web.settings import WebSettings
-from tests.slurm_versions import HOST_VERSION
+from tests.lanes import add_lane_option, select_lanes
+from tests.portal import recreate_postgres_database as recreate_database
+from tests.portal import worker_database_url
 from tests.world import World, seed_world
 
-DEFAULT_TEST_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/hpcportal_test"
 BACKENDS = ["sqlite", "postgresql"]
 
 
 def postgres_test_url() -> str:
-    return os.environ.get("PORTAL_TEST_PG_URL", DEFAULT_TEST_PG_URL)
-
-
-def libpq_conninfo(database_url: str, database: str | None = None) -> str:
-    url = make_url(database_url).set(drivername="postgresql")
-    if database is not None:
-        url = url.set(database=database)
-    return url.render_as_string(hide_password=False)
+    """This worker's PostgreSQL test database (``PORTAL_TEST_PG_URL``, ``_gwN`` under xdist)."""
+    return worker_database_url()
 
 
 def recreate_postgres_database(database_url: str) -> None:
     """Make ``database_url``'s database exist and hold nothing, or fail the test clearly."""
-    name = make_url(database_url).database
     try:
-        with psycopg.connect(libpq_conninfo(database_url, "postgres"), autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
-            if exists.fetchone() is None:
-                conn.execute(f'CREATE DATABASE "{name}"')
-        with psycopg.connect(libpq_conninfo(database_url), autocommit=True) as conn:
-            conn.execute("DROP SCHEMA public CASCADE")
-            conn.execute("CREATE SCHEMA public")
+        recreate_database(database_url)
     except psycopg.OperationalError as error:
         pytest.fail(f"PostgreSQL at {make_url(database_url)!r} is unreachable: {error}")
 
@@ -112,7 +107,7 @@ async def empty_all_tables(database_url: str) -> None:
     files for two dozen tables and their indexes cost several times more, after every test.
     """
     engine = create_engine(database_url)
-    tables = [table.name for table in reversed(Base.metadata.sorted_tables)]
+    tables = [table.name for table in reversed(metadata.sorted_tables)]
     try:
         async with engine.begin() as conn:
             if conn.dialect.name == "sqlite":
@@ -127,7 +122,16 @@ async def empty_all_tables(database_url: str) -> None:
         await engine.dispose()
 
 
-@pytest.fixture(params=BACKENDS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """PostgreSQL for every database test; SQLite as well in modules marked ``sqlite``."""
+    # A module's own db_url (PostgreSQL only, e.g. for SFTP file tests) ignores the parameter.
+    if "db_url" not in metafunc.fixturenames:
+        return
+    portable = metafunc.definition.get_closest_marker("sqlite") is not None
+    metafunc.parametrize("db_url", BACKENDS if portable else ["postgresql"], indirect=True)
+
+
+@pytest.fixture
 async def db_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
     url: str = request.getfixturevalue(f"{request.param}_database_url")
     yield url
@@ -191,24 +195,30 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_lane_option(parser)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A test on a newer Slurm version than the host's runs on PostgreSQL only.
+    select_lanes(config, items)
+    if config.pluginmanager.hasplugin("xdist"):
+        from tests.lane_groups import write_groups
 
-    The database and the Slurm version are independent: SQLite is proven against the host
-    version, and each further version then costs one run instead of two.
-    """
-    deselected = [item for item in items if _is_sqlite_on_newer_slurm(item)]
-    if deselected:
-        config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if item not in deselected]
+        write_groups(config, items)
 
 
-def _is_sqlite_on_newer_slurm(item: pytest.Item) -> bool:
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    version = params.get("slurm_version")
-    return version is not None and not backend_runs_on(params.get("db_url", ""), version)
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    from tests.lane_groups import configure_node
+
+    configure_node(node)
 
 
-def backend_runs_on(backend: str, slurm_version: str) -> bool:
-    """Whether the suite pairs database ``backend`` with that Slurm version (see above)."""
-    return backend != "sqlite" or slurm_version == HOST_VERSION
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``: each Slurm version's tests, and the browser's, in one worker."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from tests.lane_groups import GroupScheduling
+
+    return GroupScheduling(config, log)

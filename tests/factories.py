@@ -12,16 +12,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import (
-    InteractiveSession,
-    Job,
-    JobTemplate,
-    Membership,
-    Project,
-    TemplateVersion,
-    User,
-    UserClusterAccount,
-)
+from app.models.interactive import InteractiveSession
+from app.models.job_templates import JobTemplate, TemplateVersion
+from app.models.jobs import Job
+from app.models.projects import Membership, Project
+from app.models.users import User, UserClusterAccount
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.registry import SchedulerRegistry
 from app.users.actor import Actor

@@ -1,10 +1,13 @@
 """Finds English left on a page rendered in French.
 
-Two nets: every English message of the catalogue whose French differs (a marked message not
-translated at render time), and English-only words that French never uses (a string nobody
-marked). Code, logs, Slurm's own words and user data are not the interface's language: text
-inside ``<code>``, ``<pre>``, ``<samp>``, ``<kbd>``, ``<textarea>``, ``<time>``, scripts, styles
-and elements marked ``translate="no"`` or ``lang="en"`` is left out.
+Three nets: every English message of the catalogue whose French differs (a marked message not
+translated at render time); English-only words that French never uses (a string nobody
+marked, or one built in Python with an f-string: "4 tasks ended", "up", "(user dave)", "GiB");
+and figures or punctuation written the English way (``0.5`` for « 0,5 », ``cluster: up`` for
+« grappe : disponible »), which come from formatting that bypassed the locale. Code, logs,
+Slurm's own words and user data are not the interface's language: text inside ``<code>``,
+``<pre>``, ``<samp>``, ``<kbd>``, ``<textarea>``, ``<time>``, scripts, styles and elements
+marked ``translate="no"`` or ``lang="en"`` is left out.
 """
 
 from __future__ import annotations
@@ -119,6 +122,15 @@ ENGLISH_ONLY = {
     "state",
     "name",
     "output",
+    "up",
+    "down",
+    "idle",
+    "user",
+    "ended",
+    "kib",
+    "mib",
+    "gib",
+    "tib",
 }
 # A word of prose: not part of an option (--time), a path (/home), a dotted name
 # (parameters.0.name) or template syntax ({% if %}), which are not the interface's language.
@@ -183,10 +195,20 @@ def _untranslated_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(patterns)
 
 
+# A figure with a decimal point (not a version such as 4.6.6 or an address).
+ENGLISH_FIGURE = re.compile(r"(?<![\w./-])\d+\.\d+(?![\w.])")
+# A word directly followed by a colon, semicolon, question or exclamation mark: French puts a
+# no-break space before them.
+TIGHT_PUNCTUATION = re.compile(r"[^\W\d_][:;?!](?=\s|$)")
+
+
 def english_left(html: str) -> list[str]:
-    """What on ``html`` is still English: catalogue messages, then English-only words."""
+    """What on ``html`` is still English: catalogue messages, English-only words, then
+    figures and punctuation written the English way."""
     text = visible_text(html)
     found = [english for english, pattern in _untranslated_patterns() if pattern.search(text)]
     words = {word.lower() for word in WORD.findall(text)}
     found += sorted(f"word: {word}" for word in words & ENGLISH_ONLY)
+    found += sorted({f"figure: {figure}" for figure in ENGLISH_FIGURE.findall(text)})
+    found += sorted({f"typography: {tight}" for tight in TIGHT_PUNCTUATION.findall(text)})
     return found

@@ -7,7 +7,6 @@ what arrives, so a test can assert how many e-mails and webhook requests came.
 from __future__ import annotations
 
 import email
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,12 +18,7 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from tests.portal import free_port
 
 
 @dataclass

@@ -12,7 +12,8 @@ from functools import cache
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import Project, User
+from app.models.projects import Project
+from app.models.users import User
 from app.security import hash_password
 from app.seed import DEMO_USERS
 from tests.factories import add_member, make_project, make_user

@@ -23,7 +23,7 @@ from app.scheduler.registry import build_adapter
 from app.scheduler.states import JobState
 from app.scheduler.types import JobSpec
 from tests.contract.conftest import run_dir_for, wait_for_accounting
-from tests.slurm_versions import cluster_config, major_minor, versions
+from tests.slurm_versions import cluster_config, major_minor
 
 pytestmark = pytest.mark.slurm
 
@@ -270,6 +270,16 @@ async def test_partitions_associations_and_ping(any_adapter: SchedulerAdapter) -
     assert (await any_adapter.ping()).is_up
 
 
+async def test_nodes_come_with_their_partitions_access_rules(any_adapter: SchedulerAdapter) -> None:
+    report = await any_adapter.nodes()
+    debug = next(p for p in report.partitions if p.name == "debug")
+    assert debug.is_up and debug.admits(["physics"], [ALICE])
+    assert any("debug" in node.partitions for node in report.nodes)
+    for node in report.nodes:
+        assert node.cpus_total >= node.cpus_allocated >= 0
+        assert node.memory_mb_total >= node.memory_mb_allocated >= 0
+
+
 async def test_follow_yields_appended_output(
     adapter: SchedulerAdapter, run_dir, cleanup, wait_for
 ) -> None:
@@ -299,43 +309,37 @@ async def test_script_arguments_reach_the_script_literally(
 
 
 @pytest.fixture(scope="module")
-async def timeout_jobs() -> AsyncIterator[dict[str, str]]:
-    """A timeout job on every version's cluster, all submitted as the first version's tests start.
+async def timeout_job(slurm_version: str) -> AsyncIterator[str]:
+    """A timeout job on this version's cluster, submitted as the version's tests start.
 
-    Each job's minute then passes while the versions before it are tested, instead of one
-    wait per version. One job serves every transport of its version: the node has two CPUs
-    and it holds one of them for over a minute, because Slurm rounds time limits up to whole
-    minutes.
+    Its minute then passes while the other tests of the version run, instead of a wait of
+    its own. One job serves every transport of its version: the node has two CPUs and it
+    holds one of them for over a minute, because Slurm rounds time limits up to whole
+    minutes. Only this version's cluster: the other versions run beside it, each in its own
+    pytest-xdist group, and a job here must not hold their CPUs.
     """
-    adapters = {version: build_adapter(cluster_config(version), "ssh") for version in versions()}
-    jobs: dict[str, str] = {}
+    adapter = build_adapter(cluster_config(slurm_version), "ssh")
+    job_id: str | None = None
     try:
-        for version, adapter in adapters.items():
-            job_spec = spec(run_dir_for("timeout"), "sleep 300", time_limit=1, name="timeout")
-            # Preflight creates the log folder as alice: Slurm 22.05 fails a job whose folder
-            # is missing.
-            await adapter.preflight(job_spec, ALICE)
-            jobs[version] = await adapter.submit(job_spec, ALICE)
-        yield jobs
+        job_spec = spec(run_dir_for("timeout"), "sleep 300", time_limit=1, name="timeout")
+        # Preflight creates the log folder as alice: Slurm 22.05 fails a job whose folder
+        # is missing.
+        await adapter.preflight(job_spec, ALICE)
+        job_id = await adapter.submit(job_spec, ALICE)
+        yield job_id
     finally:
-        for version, job_id in jobs.items():
+        if job_id is not None:
             with contextlib.suppress(JobNotFound):  # it has normally timed out by now
-                await adapters[version].cancel([job_id], ALICE)
-        for adapter in adapters.values():
-            await adapter.close()
-
-
-@pytest.fixture
-def timeout_job(timeout_jobs: dict[str, str], slurm_version: str) -> str:
-    return timeout_jobs[slurm_version]
+                await adapter.cancel([job_id], ALICE)
+        await adapter.close()
 
 
 @pytest.fixture(scope="module", autouse=True)
 def start_timeout_job_early(request: pytest.FixtureRequest, slurm_version: str) -> None:
-    """Submit the timeout jobs before the other tests so their minute overlaps with them."""
+    """Submit the timeout job before the other tests so its minute overlaps with them."""
     selected = request.session.items
     if any(item.originalname == "test_time_limit_gives_timeout" for item in selected):
-        request.getfixturevalue("timeout_jobs")
+        request.getfixturevalue("timeout_job")
 
 
 # Last in the module, so every other test of a version runs during its timeout job's minute.

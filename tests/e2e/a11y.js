@@ -84,11 +84,12 @@
     scan(element, `after an htmx swap of ${element.id ? "#" + element.id : element.tagName.toLowerCase()}`);
   }
 
-  // Waits for every scan asked for so far; a page changed since by its own scripts (a
-  // status line, a copied token, a live log) is scanned once more as it is being left.
+  // Waits for every scan asked for so far (not for those a polling page keeps adding while
+  // it waits, or a busy page would never be done); a page changed since by its own scripts
+  // (a status line, a copied token, a live log) is scanned once more as it is being left.
   async function settled() {
     scanPage();
-    while (busy > 0) await queue;
+    await queue;
     if (currentHtml() !== scannedHtml) await scan(document, "page, as changed by its scripts");
     return null;
   }

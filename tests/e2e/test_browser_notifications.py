@@ -9,8 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.conftest import libpq_conninfo
 from tests.e2e.conftest import LiveServer
+from tests.portal import libpq_conninfo
 
 pytestmark = pytest.mark.browser
 # Records what the page shows instead of asking the desktop, which a headless browser lacks.

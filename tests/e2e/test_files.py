@@ -73,8 +73,9 @@ def test_a_200_mb_upload_is_used_by_a_job_and_downloaded_unchanged(
     page.get_by_role("button", name="Upload").click()
     expect(page.locator("#upload-progress")).to_be_visible()
     expect(page.locator("#upload-status")).to_contain_text("Uploading data.bin")
-    expect(page.locator("#upload-status")).to_contain_text("Uploaded data.bin.", timeout=60_000)
-    expect(page.locator("#upload-progress")).to_have_attribute("value", "100")
+    # Once in place, the folder is listed again with the new file marked and the words on top.
+    expect(page.locator("#files-message")).to_have_text("Uploaded data.bin.", timeout=60_000)
+    expect(page.locator("#marked-entry")).to_contain_text("data.bin")
     shot(page, screenshots, "files-01-uploaded")
 
     page.goto("/submit/script")
@@ -85,7 +86,7 @@ def test_a_200_mb_upload_is_used_by_a_job_and_downloaded_unchanged(
     expect(page.locator("#log-stdout")).to_contain_text(checksum, timeout=20_000)
 
     page.locator(".job-files").get_by_role("link", name="Working folder").click()
-    page.get_by_role("link", name="data.bin").click()
+    page.get_by_role("link", name="data.bin", exact=True).click()
     expect(page.locator(".notice")).to_have_text(
         "This file is 190.7 MiB; the portal shows files up to 1.0 MiB. Download it instead."
     )

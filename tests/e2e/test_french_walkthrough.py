@@ -64,7 +64,7 @@ def test_a_french_speaking_researcher_submits_a_script_and_reads_its_output(
 
     page.locator("#submit-area .actions button[type=submit]").click()
     page.wait_for_url(re.compile(r".*/jobs/\d+$"), timeout=60_000)
-    expect(page.locator(STATUS_BADGE)).to_have_text("Terminée", timeout=120_000)
+    expect(page.locator(STATUS_BADGE)).to_have_text("Terminé", timeout=120_000)
     expect(page.locator("#log-stdout")).to_contain_text(
         "bonjour, premier argument : monde", timeout=30_000
     )

@@ -1,5 +1,5 @@
 """JupyterLab in a real browser: launched from the Interactive apps page on the real cluster,
-opened with Connect through the portal's proxy, a notebook cell run; nobody else gets in;
+opened with Connect on the session's own host, a notebook cell run; nobody else gets in;
 ending the session ends its Slurm job."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -88,20 +89,38 @@ def test_alice_runs_a_notebook_cell_in_jupyterlab_through_the_portal(
         _run_cell(lab, screenshots)
     finally:
         lab.screenshot(path=screenshots / "jupyterlab-notebook.png")
+    # The app has an origin of its own, never the portal's.
+    lab_url = urlsplit(lab.url)
+    assert re.fullmatch(r"s-[0-9a-f]{32}\.apps\.localhost", lab_url.hostname or "")
+    assert lab_url.path.startswith(session_url.removesuffix("lab"))
 
     carol = browser.new_context(base_url=live_server.base_url)
     other = carol.new_page()
     sign_in(other, "carol")
     assert other.goto(session_url).status == 404
+    assert other.goto(lab.url).status == 403
     assert httpx.get(f"{live_server.base_url}{session_url}").status_code == 303
     carol.close()
 
-    lab.close()
     page.bring_to_front()
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.get_by_role("button", name="End the JupyterLab session").click()
-    expect(page.locator("#sessions-table .session-state").first).to_have_text(
-        "Ended", timeout=60_000
+    state = page.locator("#sessions-table .session-state").first
+    # From the click on, never "Running" again; then ended by its owner, not "Cancelled".
+    expect(state).to_have_text(re.compile("Ending…|Ended by you"), timeout=15_000)
+    page.screenshot(path=screenshots / "apps-session-ending.png", full_page=True)
+    expect(state).to_have_text("Ended by you", timeout=60_000)
+    assert "anything not saved is lost" in asked[0]
+    expect(page.get_by_role("link", name="Relaunch")).to_be_visible()
+    # The app's own tab, reloaded, is the portal's page with Relaunch, not the app's errors.
+    lab.reload()
+    expect(lab.get_by_role("heading", level=1)).to_have_text("Your JupyterLab session has ended")
+    expect(lab.get_by_role("link", name="Relaunch with the same values")).to_have_attribute(
+        "href", re.compile(rf"^{re.escape(live_server.base_url)}/apps/jupyterlab\?relaunch=\d+$")
     )
+    lab.screenshot(path=screenshots / "jupyterlab-tab-after-end.png")
+    lab.close()
     deadline = time.monotonic() + 30
     while _slurm_job_state(slurm_job) and time.monotonic() < deadline:
         time.sleep(1)

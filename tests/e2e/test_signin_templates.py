@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -21,15 +20,10 @@ from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import PartitionInfo
 from app.seed import seed_demo
 from tests.factories import fake_registry
+from tests.portal import free_port
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _debug_partition() -> PartitionInfo:
@@ -62,11 +56,11 @@ def portal_url(tmp_path: Path) -> Iterator[str]:
     fake = FakeScheduler(accounts={"alice": ["physics"]}, partitions=[_debug_partition()])
     settings = Settings(env="dev", database_url=url, run_poller_in_web=False)
     app = create_app(settings, registry=fake_registry(fake))
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 60
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.started, "the portal did not start"

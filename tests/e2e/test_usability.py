@@ -17,7 +17,9 @@ from playwright.sync_api import expect
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from app.models import Job, Project, User
+from app.models.jobs import Job
+from app.models.projects import Project
+from app.models.users import User
 from tests.e2e.conftest import LiveServer
 from tests.e2e.test_jobs_flow import sign_in
 

@@ -1,7 +1,7 @@
 """A portal process that fault tests may kill, restart and starve of its dependencies.
 
-``portal`` starts ``uvicorn --factory app.main:create_app`` with the in-process poller
-(interval 1 s) on its own PostgreSQL database ``<PORTAL_TEST_PG_URL database>_faults``,
+``portal`` starts the portal (``tests.portal.PortalProcess``: uvicorn with the in-process
+poller, interval 1 s) on its own PostgreSQL database ``<worker's test database>_faults``,
 migrated and seeded with the demo users once per session. Every daemon a test stops is
 brought back by ``scripts/dev-cluster up`` in the test's ``finally``.
 """
@@ -9,121 +9,21 @@ brought back by ``scripts/dev-cluster up`` in the test's ``finally``.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-import httpx
 import pytest
-from sqlalchemy.engine import make_url
 
-from app.db import create_engine, create_sessionmaker, migrate_to_head
+from app.db import create_engine, create_sessionmaker
 from app.tokens import service as tokens
 from app.users.service import actor_for
-from tests.conftest import postgres_test_url, recreate_postgres_database
-from tests.e2e.conftest import CLUSTERS_FILE, _free_port
 from tests.factories import seeded_user_and_project
+from tests.portal import ROOT, PortalProcess, seeded_database
 
-ROOT = Path(__file__).resolve().parents[2]
 DEV_CLUSTER = str(ROOT / "scripts" / "dev-cluster")
-START_TIMEOUT = 60.0
-
-
-def database_url(suffix: str) -> str:
-    url = make_url(postgres_test_url())
-    return url.set(database=f"{url.database}_{suffix}").render_as_string(hide_password=False)
-
-
-def portal_env(url: str, *, poller: bool = True) -> dict[str, str]:
-    return {
-        **os.environ,
-        "PORTAL_ENV": "dev",
-        "PORTAL_DATABASE_URL": url,
-        "PORTAL_CLUSTERS_FILE": CLUSTERS_FILE,
-        "PORTAL_POLL_INTERVAL": "1",
-        "PORTAL_RUN_POLLER_IN_WEB": "true" if poller else "false",
-    }
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str, step: float = 0.5) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-class PortalProcess:
-    """One uvicorn web process; ``kill()`` is SIGKILL, as an out-of-memory kill would be."""
-
-    def __init__(self, url: str, log: Path, *, poller: bool = True, workers: int = 1) -> None:
-        self.database_url = url
-        self.workers = workers
-        self.port = _free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        self.env = portal_env(url, poller=poller)
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
-        command += ["--host", "127.0.0.1", "--port", str(self.port), "--no-access-log"]
-        command += ["--no-proxy-headers", "--workers", str(self.workers)]
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(command, env=self.env, cwd=ROOT, stdout=out, stderr=out)
-        wait_for(self.is_up, START_TIMEOUT, "the portal to answer")
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def is_up(self) -> bool:
-        assert self.process is not None
-        if self.process.poll() is not None:
-            raise AssertionError(f"the portal exited with {self.process.returncode}")
-        try:
-            return httpx.get(f"{self.base_url}/healthz", timeout=2).status_code in (200, 503)
-        except httpx.HTTPError:
-            return False
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def errors(self) -> str:
-        """The logged unhandled errors (with tracebacks), for an assertion's message."""
-        if not self.log.exists():
-            return ""
-        lines = self.log.read_text(errors="replace").splitlines()
-        starts = [i for i, line in enumerate(lines) if "unhandled error" in line]
-        return "\n".join("\n".join(lines[i : i + 40]) for i in starts[:3])
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-
-
-def seeded_database(suffix: str) -> str:
-    """A fresh PostgreSQL database ``<test database>_<suffix>`` with the demo users."""
-    url = database_url(suffix)
-    recreate_postgres_database(url)
-    migrate_to_head(url)
-    seed = [sys.executable, "-m", "app.seed"]
-    subprocess.run(seed, env=portal_env(url), cwd=ROOT, check=True, capture_output=True)
-    return url
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
-"""Stop one cluster daemon for a minute while the portal serves pages and the API.
+"""Stop one cluster daemon while the portal serves pages and the API.
 
-Each outage lasts 60 s: long enough for the poller's back-off (1 s interval, doubling) to
-reach a minute, so recovery also proves a backed-off poller comes back on its own.
+Each outage lasts 12 s: long enough for the poller's back-off (1 s interval, doubling) to
+reach its ceiling, ``PORTAL_POLL_BACKOFF_MAX`` (5 s here, ``tests.portal.TEST_TIMINGS``; a
+minute in production), so recovery also proves a backed-off poller comes back on its own.
 Pages and the API never answer 500, a running job never gets a terminal state, the cluster
 shows the failure in /healthz while the poller depends on the daemon, and everything comes
 back on its own after ``scripts/dev-cluster up``. With sshd down, established connections
@@ -17,10 +18,11 @@ import uuid
 import httpx
 import pytest
 
-from tests.faults.conftest import PortalProcess, cancel_slurm_jobs, dev_cluster, wait_for
+from tests.faults.conftest import cancel_slurm_jobs, dev_cluster
+from tests.portal import PortalProcess, wait_for
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-OUTAGE_SECONDS = 60.0
+OUTAGE_SECONDS = 12.0
 # The poller runs squeue over SSH, which asks slurmctld: that outage must show. Stopping
 # sshd's listener leaves established connections working, and the poller's is pooled, so
 # polling carries on; slurmdbd and slurmrestd are not on its path.

@@ -15,10 +15,10 @@ import httpx
 import psycopg
 import pytest
 
-from tests.conftest import libpq_conninfo
-from tests.faults.conftest import PortalProcess, wait_for
+from tests.portal import PortalProcess, libpq_conninfo, wait_for
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+# alone: it restarts the PostgreSQL that every other run of the machine uses.
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.alone]
 RESTART = ["pg_ctlcluster", "--skip-systemctl-redirect", "15", "main", "restart"]
 
 

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from email.message import Message
@@ -27,15 +24,16 @@ from sqlalchemy import select
 from app.db import create_engine, create_sessionmaker
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
-from app.models import Job, Notification, NotificationRule, PollerLease
+from app.models.clusters import PollerLease
+from app.models.jobs import Job
+from app.models.notifications import Notification, NotificationRule
 from app.notifications import signing
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.users.service import actor_for
-from tests.e2e.conftest import CLUSTERS_FILE
 from tests.factories import seeded_user_and_project
-from tests.faults.conftest import ROOT, seeded_database, wait_for
 from tests.notify_servers import Mailbox, Received, Receiver, smtp_server, webhook_receiver
+from tests.portal import CLUSTERS_FILE, PollerProcess, seeded_database, wait_for
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 CLUSTER = "testcluster"
@@ -50,36 +48,8 @@ def database() -> str:
     return seeded_database("notify")
 
 
-class Poller:
-    """One ``python -m app.poller`` process; ``kill()`` is SIGKILL."""
-
-    def __init__(self, env: dict[str, str], log: Path) -> None:
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "app.poller"], env=env, cwd=ROOT, stdout=out, stderr=out
-            )
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def _env(url: str, smtp_port: int) -> dict[str, str]:
+def _env(smtp_port: int) -> dict[str, str]:
     return {
-        **os.environ,
-        "PORTAL_ENV": "dev",
-        "PORTAL_DATABASE_URL": url,
-        "PORTAL_CLUSTERS_FILE": CLUSTERS_FILE,
-        "PORTAL_POLL_INTERVAL": "1",
         "PORTAL_USAGE_INGEST_INTERVAL": "0",
         "PORTAL_SMTP_HOST": "127.0.0.1",
         "PORTAL_SMTP_PORT": str(smtp_port),
@@ -166,7 +136,7 @@ def receivers() -> Iterator[tuple[Mailbox, int, Receiver, str]]:
         yield mailbox, port, receiver, hook_url
 
 
-def _kill_just_before_the_end(url: str, job_id: int, poller: Poller) -> float:
+def _kill_just_before_the_end(url: str, job_id: int, poller: PollerProcess) -> float:
     """SIGKILL ``poller`` half a second before the job's end; returns when (time.time())."""
     wait_for(lambda: _job(url, job_id).started_at is not None, 60, "the job to start")
     started = _job(url, job_id).started_at
@@ -193,14 +163,14 @@ def test_standby_sends_one_email_and_one_webhook_when_the_active_poller_is_kille
 ) -> None:
     mailbox, smtp_port, receiver, hook_url = receivers
     secret = asyncio.run(_add_rules(database, hook_url))
-    env = _env(database, smtp_port)
-    active = Poller(env, tmp_path / "active.log")
-    standby: Poller | None = None
+    env = _env(smtp_port)
+    active = PollerProcess(database, tmp_path / "active.log", env=env)
+    standby: PollerProcess | None = None
     job_id: int | None = None
     try:
         wait_for(lambda: _holder(database) is not None, 30, "the first poller's lease")
         first_holder = _holder(database)
-        standby = Poller(env, tmp_path / "standby.log")
+        standby = PollerProcess(database, tmp_path / "standby.log", env=env)
         job_id, name = asyncio.run(_submit(database))
         killed_at = _kill_just_before_the_end(database, job_id, active)
         wait_for(lambda: _holder(database) != first_holder, 15, "the standby's takeover")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.faults.conftest import PortalProcess
+from tests.portal import PortalProcess
 
 REQUESTS = 120
 HEALTHZ = re.compile(

@@ -26,20 +26,15 @@ from sqlalchemy import select
 from app.db import create_engine, create_sessionmaker
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
-from app.models import Job
+from app.models.jobs import Job
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.scheduler.slurm.adapter import SlurmAdapter
 from app.users.service import actor_for
-from tests.e2e.conftest import CLUSTERS_FILE
 from tests.factories import seeded_user_and_project
-from tests.faults.conftest import (
-    PortalProcess,
-    cancel_slurm_jobs,
-    slurm_jobs_by_comment,
-    wait_for,
-)
+from tests.faults.conftest import cancel_slurm_jobs, slurm_jobs_by_comment
+from tests.portal import CLUSTERS_FILE, PortalProcess, wait_for
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 SSH_PORT = 2222

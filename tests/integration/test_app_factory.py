@@ -15,7 +15,8 @@ from app.config import ConfigError, Settings
 from app.deps import SessionDep
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.main import create_app
-from app.models import ClusterStatus, User
+from app.models.clusters import ClusterStatus
+from app.models.users import User
 from app.scheduler.fake import FakeScheduler
 from app.wiring import services_of
 from tests.factories import fake_registry
@@ -74,7 +75,7 @@ async def test_healthz_reports_database_ok_and_no_clusters(client: httpx.AsyncCl
     response = await client.get("/healthz")
 
     assert response.status_code == 200
-    assert response.json() == {"database": "ok", "clusters": {}}
+    assert response.json() == {"database": "ok", "clusters": {}, "tasks": {}}
 
 
 async def test_healthz_reports_what_the_poller_recorded(

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from bench.bench_load import LOGINS, Load, Results, drive, seed
-from tests.faults.conftest import PortalProcess, seeded_database
-from tests.replicas.conftest import INTERVAL, PollerProcess
+from tests.portal import PollerProcess, PortalProcess, seeded_database
+from tests.replicas.conftest import INTERVAL, start_poller
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -51,7 +51,7 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
     poller: PollerProcess | None = None
     try:
         web.start()
-        poller = PollerProcess(url, tmp_path / "poller.log")
+        poller = start_poller(url, tmp_path / "poller.log")
         yield Stack(web, poller, ids, secrets)
     finally:
         if poller is not None:

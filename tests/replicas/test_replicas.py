@@ -16,9 +16,9 @@ import httpx
 import psycopg
 import pytest
 
-from tests.conftest import libpq_conninfo
-from tests.faults.conftest import api_token, cancel_slurm_jobs, wait_for
-from tests.replicas.conftest import INTERVAL, PollerProcess, Site
+from tests.faults.conftest import api_token, cancel_slurm_jobs
+from tests.portal import PollerProcess, libpq_conninfo, wait_for
+from tests.replicas.conftest import INTERVAL, Site
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')

@@ -20,10 +20,12 @@ import pytest
 from sqlalchemy import select, text
 
 from app.db import create_engine, create_sessionmaker
-from app.models import JobTemplate, Project, User
+from app.models.job_templates import JobTemplate
+from app.models.projects import Project
+from app.models.users import User
 from app.tokens import service as tokens
 from app.users.service import actor_for
-from tests.faults.conftest import PortalProcess, seeded_database
+from tests.portal import PortalProcess, seeded_database
 
 CSRF_INPUT = re.compile(r'name="csrf_token" value="([^"]+)"')
 PROXY = "127.0.0.1"

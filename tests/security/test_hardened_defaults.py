@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.faults.conftest import PortalProcess
+from tests.portal import PortalProcess
 from tests.security.conftest import ATTACKER, PROXY, api_token, signed_in, user_id
 
 pytestmark = [pytest.mark.slurm]

@@ -26,8 +26,8 @@ import pytest
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.scheduler.types import JobSpec
-from tests.e2e.conftest import CLUSTERS_FILE
-from tests.faults.conftest import PortalProcess, cancel_slurm_jobs, wait_for
+from tests.faults.conftest import cancel_slurm_jobs
+from tests.portal import CLUSTERS_FILE, PortalProcess, wait_for
 from tests.security.conftest import api_token, project_and_template, signed_in
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]

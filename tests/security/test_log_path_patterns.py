@@ -10,7 +10,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.faults.conftest import PortalProcess
+from tests.portal import PortalProcess
 from tests.security.conftest import api_token, project_and_template, signed_in
 
 pytestmark = [pytest.mark.slurm]

@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from app.db import create_engine, create_sessionmaker
-from app.models import Job
+from app.models.jobs import Job
 from tests.factories import seeded_user_and_project
-from tests.faults.conftest import PortalProcess
+from tests.portal import PortalProcess
 from tests.security.conftest import api_token, signed_in
 
 pytestmark = [pytest.mark.slurm]

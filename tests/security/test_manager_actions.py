@@ -16,7 +16,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.faults.conftest import PortalProcess, cancel_slurm_jobs, wait_for
+from tests.faults.conftest import cancel_slurm_jobs
+from tests.portal import PortalProcess, wait_for
 from tests.security.conftest import api_token, project_and_template
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]

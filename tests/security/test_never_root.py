@@ -8,10 +8,10 @@ import pytest
 from app.scheduler.config import load_clusters
 from app.scheduler.errors import PermissionDenied
 from app.scheduler.registry import build_adapter
+from app.scheduler.slurm.certificates import UserCertificates
 from app.scheduler.slurm.rest import RestTokens
-from app.scheduler.slurm.ssh import UserCertificates
 from app.scheduler.types import JobSpec
-from tests.e2e.conftest import CLUSTERS_FILE
+from tests.portal import CLUSTERS_FILE
 
 pytestmark = pytest.mark.slurm
 

@@ -18,16 +18,14 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.v1.schemas import TemplateIn
-from app.models import (
-    ApiToken,
-    InteractiveSession,
-    Job,
-    JobEvent,
-    JobTemplate,
-    Membership,
-    NotificationRule,
-    User,
-)
+from app.models.api_tokens import ApiToken
+from app.models.interactive import InteractiveSession, InteractiveSessionViewer
+from app.models.job_templates import JobTemplate
+from app.models.jobs import Job, JobEvent
+from app.models.notifications import NotificationRule
+from app.models.projects import Membership
+from app.models.users import User
+from app.models.workflows import Workflow, WorkflowRun, WorkflowRunJob
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
@@ -54,13 +52,24 @@ SECRET_APP_TOKEN = "bobs-jupyter-secret-Zx81q"
 # Route parameters that name no one's data: a cluster or a log stream is shared by all.
 # Not another user's record: an upload id is chosen by the uploader and names a part file in
 # a folder of their own, reached as them (tests/integration/files cover other users' files).
-SHARED_PARAMETERS = {"cluster", "stream", "action", "version", "app_name", "path", "upload_id"}
+# An announcement is the whole site's; dismissing one is each reader's own.
+SHARED_PARAMETERS = {
+    "cluster",
+    "stream",
+    "action",
+    "version",
+    "app_name",
+    "path",
+    "upload_id",
+    "announcement_id",
+}
 ALLOWED = {401, 403, 404, 405, 409}
 # Well-formed bodies, so a refusal comes from authorization and not from validation.
 API_BODIES: dict[str, dict[str, Any]] = {
     "update_template": TemplateIn.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
     "resubmit_job": {},
     "clone_template": {},
+    "set_allocation": {"cpu_minutes": 1},
 }
 
 
@@ -75,6 +84,9 @@ class Victim:
     session_id: int
     session_uuid: str
     rule_id: int
+    workflow_id: int
+    run_id: int
+    viewer_id: int
 
 
 @pytest.fixture
@@ -107,11 +119,25 @@ async def _victim(session: AsyncSession, fake: FakeScheduler) -> Victim:
         session, bob, chemistry, port=40123, secret=SECRET_APP_TOKEN, node="127.0.0.1"
     )
     rule = NotificationRule(user_id=bob.id, event="ended", job_id=job.id, channel="email")
-    session.add(rule)
+    step = {"name": "private", "script": SECRET_SCRIPT, "args": [], "after": []}
+    workflow = Workflow(
+        project_id=chemistry.id, owner_user_id=bob.id, name=SECRET_NAME, steps=[step]
+    )
+    session.add_all([rule, workflow])
+    await session.flush()
+    run = WorkflowRun(workflow_id=workflow.id, owner_user_id=bob.id)
+    session.add(run)
+    await session.flush()
+    session.add(WorkflowRunJob(run_id=run.id, step="private", job_id=job.id))
+    # Someone bob lets watch his session: nobody else may revoke them or add another.
+    dave = await make_user(session, "dave", cluster_username="dave")
+    viewer = InteractiveSessionViewer(session_id=running.id, user_id=dave.id)
+    session.add(viewer)
+    await session.flush()
     await session.commit()
     return Victim(
         bob.id, job.id, slurm_id, template.id, chemistry.id, created.token.id, running.id,
-        running.uuid, rule.id,
+        running.uuid, rule.id, workflow.id, run.id, viewer.id,
     )  # fmt: skip
 
 
@@ -145,6 +171,9 @@ def _values(victim: Victim) -> dict[str, str]:
         "session_id": str(victim.session_id),
         "session_uuid": victim.session_uuid,
         "rule_id": str(victim.rule_id),
+        "workflow_id": str(victim.workflow_id),
+        "run_id": str(victim.run_id),
+        "viewer_id": str(victim.viewer_id),
         "app_name": "jupyterlab",
         "path": "api/kernels",
         "upload_id": "0" * 32,
@@ -178,9 +207,20 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession], victim: Vict
         bob = await session.get(User, victim.user_id)
         running = await session.get(InteractiveSession, victim.session_id)
         rule = await session.get(NotificationRule, victim.rule_id)
-        assert job and template and token and bob and running and rule
+        workflow = await session.get(Workflow, victim.workflow_id)
+        assert job and template and token and bob and running and rule and workflow
+        runs = await session.scalar(
+            select(func.count())
+            .select_from(WorkflowRunJob)
+            .where(WorkflowRunJob.run_id == victim.run_id)
+        )
         events = await session.scalar(
             select(func.count()).select_from(JobEvent).where(JobEvent.job_id == job.id)
+        )
+        viewers = await session.scalar(
+            select(func.count())
+            .select_from(InteractiveSessionViewer)
+            .where(InteractiveSessionViewer.session_id == victim.session_id)
         )
         members = await session.scalar(
             select(func.count())
@@ -194,7 +234,9 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession], victim: Vict
             (bob.is_active, bob.is_site_admin),
             (running.job.state, running.port, running.secret),
             (rule.event, rule.job_id, rule.channel),
+            (workflow.name, workflow.is_shared, workflow.steps, runs),
             members,
+            viewers,
         )
 
 

@@ -17,8 +17,7 @@ from app.scheduler.config import load_clusters
 from app.scheduler.errors import PermissionDenied
 from app.scheduler.registry import build_adapter
 from app.scheduler.types import JobSpec
-from tests.e2e.conftest import CLUSTERS_FILE
-from tests.faults.conftest import PortalProcess
+from tests.portal import CLUSTERS_FILE, PortalProcess
 from tests.security.conftest import api_token, project_and_template, run_sql, signed_in, user_id
 
 pytestmark = pytest.mark.slurm

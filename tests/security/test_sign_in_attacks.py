@@ -13,7 +13,7 @@ import httpx
 
 from app.security import hash_password
 from app.users.throttle import MAX_ADDRESS_FAILURES
-from tests.faults.conftest import PortalProcess
+from tests.portal import PortalProcess
 from tests.security.conftest import ATTACKER, PROXY, api_token, csrf_from, run_sql
 
 GUESSES = 30

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.faults.conftest import PortalProcess, cancel_slurm_jobs
+from tests.faults.conftest import cancel_slurm_jobs
+from tests.portal import PortalProcess
 from tests.security.conftest import api_token, project_and_template, run_sql, signed_in
 
 pytestmark = [pytest.mark.slurm]

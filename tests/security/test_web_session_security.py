@@ -18,7 +18,13 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import ApiToken, Base, NotificationRule, utc_now
+from app.models.announcements import Announcement
+from app.models.api_tokens import ApiToken
+from app.models.base import utc_now
+from app.models.catalogue import metadata
+from app.models.interactive import InteractiveSessionViewer
+from app.models.notifications import NotificationRule
+from app.models.workflows import Workflow, WorkflowRun
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.tokens import service as tokens
@@ -31,8 +37,8 @@ from tests.factories import (
     make_job,
     make_template,
 )
-from tests.faults.conftest import PortalProcess
 from tests.integration.web.conftest import csrf_from, sign_in
+from tests.portal import PortalProcess
 from tests.security.routes import STATE_CHANGING, all_routes
 from tests.world import World
 
@@ -50,7 +56,7 @@ async def _snapshot(sessionmaker: async_sessionmaker[AsyncSession]) -> dict[str,
     async with sessionmaker() as session:
         return {
             table.name: sorted(map(repr, (await session.execute(select(table))).all()))
-            for table in Base.metadata.sorted_tables
+            for table in metadata.sorted_tables
         }
 
 
@@ -59,7 +65,18 @@ async def _path_values(session: AsyncSession, people: World) -> dict[str, str]:
     job = await make_job(session, people.alice, people.physics)
     app_session = await make_app_session(session, people.alice, people.physics)
     rule = NotificationRule(user_id=people.alice.id, event="ended", channel="email")
-    session.add(rule)
+    step = {"name": "one", "script": "#!/bin/bash\ntrue\n", "args": [], "after": []}
+    workflow = Workflow(
+        project_id=people.physics.id, owner_user_id=people.alice.id, name="w", steps=[step]
+    )
+    notice = Announcement(body="Maintenance on Tuesday")
+    session.add_all([rule, workflow, notice])
+    await session.flush()
+    viewer = InteractiveSessionViewer(session_id=app_session.id, user_id=people.carol.id)
+    session.add(viewer)
+    await session.flush()
+    run = WorkflowRun(workflow_id=workflow.id, owner_user_id=people.alice.id)
+    session.add(run)
     created = await tokens.create_token(
         session, await actor_for(session, people.alice), name="t", scopes=["read"], lifetime_days=1
     )
@@ -73,7 +90,11 @@ async def _path_values(session: AsyncSession, people: World) -> dict[str, str]:
         "token_id": str(created.token.id),
         "session_id": str(app_session.id),
         "session_uuid": app_session.uuid,
+        "viewer_id": str(viewer.id),
         "rule_id": str(rule.id),
+        "workflow_id": str(workflow.id),
+        "run_id": str(run.id),
+        "announcement_id": str(notice.id),
         "app_name": "jupyterlab",
         "path": "api/kernels",
         "cluster": "testcluster",
@@ -151,6 +172,55 @@ async def test_cookie_flags_forced_secure(client: httpx.AsyncClient, people: Wor
     assert "Secure" in forced and "HttpOnly" in forced
 
 
+def _set_cookie(response: httpx.Response, name: str) -> str:
+    return next(h for h in response.headers.get_list("set-cookie") if h.startswith(f"{name}="))
+
+
+# An interactive app's host under the portal's own domain (apps.portal.example.org) can set a
+# cookie for the parent domain from its pages' script, which the proxy never sees.
+@pytest.mark.parametrize("web_settings", [WebSettings(secure_cookies=True)])
+async def test_over_tls_the_portal_reads_only_cookies_no_other_host_can_plant(
+    client: httpx.AsyncClient, people: World
+) -> None:
+    form = await client.get("/signin")
+    anon = _set_cookie(form, "__Host-portal_csrf").split(";")[0]
+    data = {"login": "alice", "password": "secret-pass", "csrf_token": csrf_from(form.text)}
+    answer = await client.post("/signin", data=data, headers={"Cookie": anon})
+    cookie = _set_cookie(answer, "__Host-portal_session")
+    value = cookie.split(";")[0].split("=", 1)[1]
+    client.cookies.clear()
+    own = await client.get("/settings/tokens", headers={"Cookie": f"__Host-portal_session={value}"})
+    planted = await client.get("/settings/tokens", headers={"Cookie": f"portal_session={value}"})
+
+    assert answer.status_code == 303
+    assert "Secure" in cookie and "Path=/" in cookie and "domain" not in cookie.lower()
+    assert own.status_code == 200
+    assert planted.status_code == 303, "a cookie without the prefix may come from another host"
+
+
+# Over plain HTTP a script on an app's host under the portal's name (s-….apps.portal.test)
+# can set portal_session for the parent domain: the browser then sends both cookies.
+async def test_a_planted_second_session_cookie_signs_in_no_one(
+    client: httpx.AsyncClient, people: World
+) -> None:
+    await sign_in(client, "carol")
+    carols = client.cookies[SESSION_COOKIE]
+    await sign_in(client, "alice")
+    alices = client.cookies[SESSION_COOKIE]
+    client.cookies.clear()
+
+    async def tokens_page(cookie: str) -> httpx.Response:
+        return await client.get("/settings/tokens", headers={"Cookie": cookie})
+
+    own = await tokens_page(f"{SESSION_COOKIE}={alices}")
+    both = [
+        await tokens_page(f"{SESSION_COOKIE}={alices}; {SESSION_COOKIE}={carols}"),
+        await tokens_page(f"{SESSION_COOKIE}={carols}; {SESSION_COOKIE}={alices}"),
+    ]
+    assert own.status_code == 200 and ">alice<" in own.text
+    assert [page.status_code for page in both] == [303, 303]
+
+
 @pytest.mark.slurm
 def test_forwarded_https_from_the_local_proxy_makes_cookies_secure(
     live_portal: PortalProcess,
@@ -162,7 +232,7 @@ def test_forwarded_https_from_the_local_proxy_makes_cookies_secure(
         anon = form.headers.get_list("set-cookie")
         assert any("portal_csrf=" in c and "Secure" in c for c in anon), anon
         # The client speaks plain HTTP to the proxy's side, so it would withhold Secure cookies.
-        anon_cookie = {"Cookie": f"portal_csrf={form.cookies['portal_csrf']}"}
+        anon_cookie = {"Cookie": f"__Host-portal_csrf={form.cookies['__Host-portal_csrf']}"}
         data = {"login": "alice", "password": "alice-demo", "csrf_token": csrf_from(form.text)}
         answer = http.post("/signin", data=data, headers=proxied | anon_cookie)
     assert answer.status_code == 303

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import create_engine, create_sessionmaker
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
@@ -30,8 +30,8 @@ from tests.factories import (
     make_template,
     seeded_user_and_project,
 )
-from tests.faults.conftest import PortalProcess
 from tests.integration.web.conftest import sign_in
+from tests.portal import PortalProcess
 from tests.world import World
 
 PAYLOADS = (

@@ -1,10 +1,11 @@
 """docker-compose.yml is consistent: everything it builds or mounts exists, and it starts in order.
 
-No container engine runs in the test environment, so the file is checked statically.
+Checked statically here, in a second; tests/compose starts the stack for real.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,8 @@ def test_dependencies_form_no_cycle(services: dict[str, dict[str, Any]]) -> None
         ("poller", "slurmctld", "service_healthy"),
         ("slurmdbd", "mariadb", "service_healthy"),
         ("slurmctld", "slurmdbd", "service_healthy"),
-        ("slurmd", "slurmctld", "service_healthy"),
+        # The node's name must resolve before the controller can answer (docker-compose.yml).
+        ("slurmd", "slurmctld", "service_started"),
         ("slurmrestd", "slurmctld", "service_healthy"),
     ],
 )
@@ -123,7 +125,7 @@ def test_waited_on_health_has_a_healthcheck(services: dict[str, dict[str, Any]])
 
 def test_portal_services_run_the_expected_commands(services: dict[str, dict[str, Any]]) -> None:
     assert services["migrate"]["command"] == ["alembic", "upgrade", "head"]
-    assert services["web"]["command"][:3] == ["uvicorn", "--factory", "app.main:create_app"]
+    assert services["web"]["command"][:3] == ["python", "-m", "app.serve"]
     assert services["poller"]["command"] == ["python", "-m", "app.poller"]
 
 
@@ -163,3 +165,43 @@ def test_the_portal_image_installs_dependencies_before_the_code_it_copies() -> N
     copied = {source for step in steps if step[0] == "COPY" for source in step[1:-1]}
     assert copied and not copied & ignored
     assert all((ROOT / source).exists() for source in copied)
+
+
+def test_two_web_replicas_and_two_pollers_run_behind_one_tls_proxy(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    assert services["web"]["scale"] == 2
+    assert services["poller"]["scale"] == 2
+    # Only the proxy is published, on loopback, and it waits for a healthy web replica.
+    published = {name for name, spec in services.items() if spec.get("ports")}
+    assert published == {"proxy"}
+    assert all(p.startswith("127.0.0.1:") for p in services["proxy"]["ports"])
+    assert dependencies(services["proxy"]) == {"web": "service_healthy"}
+    config = (ROOT / "docker/nginx/portal.conf").read_text()
+    assert "server web:8000" in config
+    assert "proxy_next_upstream error timeout" in config
+    # POSTs are never replayed on another replica: a submission is not sent twice by nginx.
+    assert "non_idempotent" not in config
+
+
+def _base_images() -> set[str]:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    images = {spec["image"] for spec in compose["services"].values() if "build" not in spec}
+    for dockerfile in ROOT.glob("docker/*/Dockerfile"):
+        images |= set(re.findall(r"^FROM\s+(\S+)", dockerfile.read_text(), re.MULTILINE))
+    return images
+
+
+def test_every_public_base_image_has_a_debian_stand_in() -> None:
+    listed = {
+        line.split()[0]: line.split()[1]
+        for line in (ROOT / "docker/standins/images").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    # Debian's own images are the root filesystem scripts/compose-stack makes with mmdebstrap.
+    debian = {"debian:bookworm-slim", "debian:12-slim"}
+    missing = _base_images() - set(listed) - debian
+    assert not missing, f"no stand-in for {missing} in docker/standins/images"
+    for name, folder in listed.items():
+        dockerfile = (ROOT / "docker/standins" / folder / "Dockerfile").read_text()
+        assert re.search(r"^FROM debian:bookworm-slim$", dockerfile, re.MULTILINE), name

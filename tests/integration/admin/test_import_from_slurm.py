@@ -8,7 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.admin import importer
 from app.admin.associations import SlurmAssociation, SlurmState, parse_associations
 from app.audit.service import Origin
-from app.models import AuditEvent, Membership, Project
+from app.models.audit import AuditEvent
+from app.models.projects import Membership, Project
 from app.users.actor import Actor
 from tests.factories import add_member, make_project, make_user
 

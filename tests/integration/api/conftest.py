@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
 from app.main import create_app
-from app.models import User
+from app.models.users import User
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.tokens import service as tokens

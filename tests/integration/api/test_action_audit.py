@@ -8,7 +8,8 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.client import USER_AGENT
-from app.models import AuditEvent, Job
+from app.models.audit import AuditEvent
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.states import JobState
 from tests.integration.api.conftest import issue_token

@@ -6,7 +6,8 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import ApiToken, utc_now
+from app.models.api_tokens import ApiToken
+from app.models.base import utc_now
 from tests.factories import make_user
 from tests.integration.api.conftest import issue_token
 from tests.world import World

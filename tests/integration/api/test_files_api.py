@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.models import User
+from app.models.users import User
 from tests.conftest import empty_all_tables
 from tests.factories import make_user
 from tests.integration.api.conftest import clusters_file, issue_token, serving

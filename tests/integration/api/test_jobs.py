@@ -7,7 +7,7 @@ import httpx
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from tests.factories import make_job, make_template
 from tests.integration.api.conftest import issue_token
@@ -242,3 +242,24 @@ async def test_unreachable_cluster_is_503_on_submit(
     response = await client.post("/api/v1/jobs", json=body, headers=headers)
     assert response.status_code == 503
     assert response.json()["error"] == "ServiceUnavailable"
+
+
+async def test_every_kind_of_job_has_a_submission_time_once_slurm_accepted_it(
+    client: httpx.AsyncClient, session: AsyncSession, world: World, scheduler: FakeScheduler
+) -> None:
+    headers = await issue_token(session, world.carol)
+    template_id = await _template_id(session, world)
+    script = "#!/bin/bash\n#SBATCH --array=1-3\ntrue\n"
+    bodies = {
+        "template": {"template_id": template_id},
+        "script": {"script": "#!/bin/bash\ntrue\n", "project_id": world.physics.id},
+        "array": {"script": script, "project_id": world.physics.id},
+    }
+    submitted = {}
+    for kind, body in bodies.items():
+        response = await client.post("/api/v1/jobs", json=body, headers=headers)
+        assert response.status_code == 201, response.text
+        shown = await client.get(f"/api/v1/jobs/{response.json()['id']}", headers=headers)
+        submitted[kind] = (response.json()["submitted_at"], shown.json()["submitted_at"])
+    assert all(at is not None for pair in submitted.values() for at in pair), submitted
+    assert (await client.get("/api/v1/jobs", headers=headers)).json()["items"][0]["array_spec"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import JobSpec
 from tests.factories import make_job

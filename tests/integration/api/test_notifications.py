@@ -63,6 +63,10 @@ async def test_webhook_rule_returns_its_secret_once(
             "https://no-such-host.invalid/x",
             "The host name no-such-host.invalid cannot be resolved.",
         ),
+        (
+            "https://exa mple.org/x",
+            "exa mple.org is not a valid host name (letters, digits and hyphens in each part).",
+        ),
     ],
 )
 async def test_unusable_webhook_addresses_are_refused_by_field(
@@ -73,6 +77,21 @@ async def test_unusable_webhook_addresses_are_refused_by_field(
     refused = await client.post(RULES, json=rule, headers=headers)
     assert refused.status_code == 422
     assert refused.json()["fields"] == {"webhook_url": message}
+
+
+async def test_a_host_name_typed_in_other_letters_is_stored_as_it_is_delivered_to(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.alice)
+    # Full-width letters: the resolver maps them to "localhost", an HTTP header cannot carry them.
+    rule = {
+        "event": "ended",
+        "channel": "webhook",
+        "webhook_url": "http://\uff2c\uff2f\uff23\uff21\uff2c\uff28\uff2f\uff33\uff34:9/in",
+    }
+    created = await client.post(RULES, json=rule, headers=headers)
+    assert created.status_code == 201, created.text
+    assert created.json()["target"] == "http://localhost:9/in"
 
 
 async def test_nobody_watches_a_job_they_cannot_see(
@@ -106,3 +125,21 @@ async def test_a_read_token_cannot_add_rules(
     refused = await client.post(RULES, json={"event": "ended", "channel": "email"}, headers=headers)
     assert refused.status_code == 403
     assert (await client.get(RULES, headers=headers)).status_code == 200
+
+
+async def test_idle_session_warnings_are_a_rule_by_email_or_webhook_not_by_this_browser(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    headers = await issue_token(session, world.alice)
+
+    by_mail = await client.post(
+        RULES, json={"event": "session_idle", "channel": "email"}, headers=headers
+    )
+    in_browser = await client.post(
+        RULES, json={"event": "session_idle", "channel": "browser"}, headers=headers
+    )
+
+    assert by_mail.status_code == 201, by_mail.text
+    assert by_mail.json()["event"] == "session_idle"
+    assert in_browser.status_code == 422
+    assert "sessions page shows this warning" in in_browser.text

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from app.jobs.states import TERMINAL_STATES
-from app.models import JOB_STATES
+from app.models.jobs import JOB_STATES
 
 
 async def _spec(client: httpx.AsyncClient) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from tests.factories import add_member, make_project, make_user
 from tests.integration.api.conftest import issue_token, serving

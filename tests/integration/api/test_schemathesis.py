@@ -24,6 +24,9 @@ from app.users.actor import Actor
 from tests.factories import add_member, fake_registry, make_project, make_template, make_user
 
 MAX_EXAMPLES = 50
+# The operations are fuzzed in shards, so that parallel workers share the work: one test of
+# every operation was the longest of the suite (over ten minutes of one worker's CPU).
+SHARDS = 4
 
 
 async def _seed(url: str) -> str:
@@ -59,12 +62,13 @@ def _operations(app: FastAPI) -> list[Any]:
     return [result.ok() for result in loaded.get_all_operations() if isinstance(result, Ok)]
 
 
-def test_api_never_answers_with_a_server_error(fuzz_app: tuple[FastAPI, str]) -> None:
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_api_never_answers_with_a_server_error(fuzz_app: tuple[FastAPI, str], shard: int) -> None:
     app, secret = fuzz_app
     headers = {"Authorization": f"Bearer {secret}"}
     operations = [op for op in _operations(app) if not op.path.endswith("/follow")]
     assert len(operations) >= 15
-    for operation in operations:
+    for operation in operations[shard::SHARDS]:
 
         @given(case=operation.as_strategy())
         @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

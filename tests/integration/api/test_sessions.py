@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.models.base import utc_now
+from app.models.interactive import InteractiveSession
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.states import JobState
@@ -34,9 +37,11 @@ async def test_the_apps_are_listed_with_their_limits(
 
     body = (await client.get("/api/v1/apps", headers=headers)).json()
 
-    assert [app["name"] for app in body] == ["jupyterlab"]
-    assert body[0]["form"]["cores"] == {"default": 1, "min": 1, "max": 16}
-    assert body[0]["form"]["gpus"]["max"] == 0
+    by_name = {app["name"]: app for app in body}
+    assert sorted(by_name) == ["desktop", "jupyterlab"]
+    assert by_name["jupyterlab"]["form"]["cores"] == {"default": 1, "min": 1, "max": 16}
+    assert by_name["jupyterlab"]["form"]["gpus"]["max"] == 0
+    assert by_name["desktop"]["title"] == "Desktop"
 
 
 async def test_a_launch_is_a_job_of_the_user_and_its_session_is_theirs_alone(
@@ -122,6 +127,43 @@ async def test_ending_a_session_cancels_its_job(
     scheduler.start(slurm_id)
 
     ended = await client.delete(f"/api/v1/sessions/{created['id']}", headers=alice)
+    shown = await client.get(f"/api/v1/sessions/{created['id']}", headers=alice)
 
     assert ended.status_code == 200, ended.text
     assert scheduler.jobs[slurm_id].state is JobState.CANCELLED
+    # Until the poller has seen the job end, the session says it is ending, not running.
+    assert (created["end_requested"], ended.json()["end_requested"]) == (False, True)
+    assert shown.json()["end_requested"] is True and shown.json()["connect_url"] is None
+
+
+async def test_a_warned_session_says_until_when_and_keep_starts_its_idle_clock_again(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    scheduler: FakeScheduler,
+) -> None:
+    alice, created = await _launched(client, session, world)
+    (slurm_id,) = scheduler.jobs
+    scheduler.start(slurm_id)
+    scheduler.set_state(slurm_id, JobState.RUNNING, nodes="c7")
+    await poll_cluster_once(sessionmaker, DEFAULT_CLUSTER, scheduler)
+    now = utc_now()
+    async with sessionmaker() as db:
+        row = await db.get(InteractiveSession, created["id"])
+        assert row is not None
+        row.port, row.secret, row.ready_at = 40123, "x" * 24, now
+        row.idle_since, row.idle_warned_at = now - timedelta(minutes=45), now
+        row.idle_ends_at = now + timedelta(minutes=15)
+        await db.commit()
+    bob = await issue_token(session, world.bob)
+
+    warned = (await client.get(f"/api/v1/sessions/{created['id']}", headers=alice)).json()
+    not_bobs = await client.post(f"/api/v1/sessions/{created['id']}/keep", headers=bob)
+    kept = await client.post(f"/api/v1/sessions/{created['id']}/keep", headers=alice)
+
+    assert warned["state"] == "running" and warned["idle_ends_at"] is not None
+    assert warned["idle_since"] is not None and warned["ended_idle"] is False
+    assert not_bobs.status_code == 404
+    assert kept.status_code == 200, kept.text
+    assert (kept.json()["idle_since"], kept.json()["idle_ends_at"]) == (None, None)

@@ -6,7 +6,8 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import Job, User
+from app.models.jobs import Job
+from app.models.users import User
 from app.scheduler.fake import FakeScheduler
 from tests.factories import make_array, make_job
 from tests.integration.api.conftest import issue_token

@@ -5,12 +5,18 @@ import io
 from datetime import date, timedelta
 
 import httpx
+import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models import UsageDaily, utc_now
-from tests.factories import DEFAULT_CLUSTER, make_user
+from app.models.base import utc_now
+from app.models.usage import UsageDaily
+from app.models.users import UserClusterAccount
+from tests.factories import DEFAULT_CLUSTER, add_member, make_project, make_user
 from tests.integration.api.conftest import issue_token
 from tests.world import World
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 TODAY = utc_now().date()
 
@@ -107,10 +113,47 @@ async def test_invalid_parameters_are_422(
     client: httpx.AsyncClient, session: AsyncSession, world: World
 ) -> None:
     headers = await issue_token(session, world.alice, ("read",))
-    for query in ("group_by=cluster", "period=year", "format=xml", "start=yesterday"):
+    for query in ("group_by=planet", "period=year", "format=xml", "start=yesterday"):
         response = await client.get(f"/api/v1/usage?{query}", headers=headers)
         assert response.status_code == 422, query
     backwards = {"start": TODAY.isoformat(), "end": (TODAY - timedelta(days=3)).isoformat()}
     response = await client.get("/api/v1/usage", params=backwards, headers=headers)
     assert response.status_code == 422
     assert "end" in response.json()["fields"]
+
+
+async def test_usage_filters_and_groups_by_cluster_and_counts_a_person_once_by_login(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    # alice is "asmith" on a second cluster, where physics is a project too.
+    other = "cluster-b"
+    session.add(UserClusterAccount(user_id=world.alice.id, cluster=other, username="asmith"))
+    physics_b = await make_project(
+        session, "physics (cluster-b)", slurm_account="physics", cluster=other
+    )
+    await add_member(session, world.alice, physics_b, role="manager")
+    await _usage(session, "physics", "alice", TODAY, 2)
+    session.add(
+        UsageDaily(
+            cluster=other,
+            account="physics",
+            user_name="asmith",
+            partition="debug",
+            day=TODAY,
+            cpu_seconds=5 * 3600,
+            jobs_total=1,
+            jobs_completed=1,
+        )
+    )
+    await session.commit()
+    headers = await issue_token(session, world.alice, ("read",))
+
+    async def totals(query: str) -> list[tuple[str, float]]:
+        response = await client.get(f"/api/v1/usage?{query}", headers=headers)
+        assert response.status_code == 200, response.text
+        return [(t["group"], t["cpu_hours"]) for t in response.json()["totals"]]
+
+    assert await totals("group_by=cluster") == [(other, 5.0), (DEFAULT_CLUSTER, 2.0)]
+    assert await totals(f"group_by=project&cluster={other}") == [("physics (cluster-b)", 5.0)]
+    assert await totals("group_by=user") == [("alice", 7.0)]
+    assert await totals(f"group_by=user&cluster={DEFAULT_CLUSTER}") == [("alice", 2.0)]

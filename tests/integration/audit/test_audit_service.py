@@ -9,9 +9,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.audit.service import AuditFilter, record, search, to_csv
 from app.errors import Forbidden, ValidationFailed
-from app.models import utc_now
+from app.models.base import utc_now
 from app.users.actor import Actor
 from tests.factories import make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 
 async def test_filters_by_actor_action_surface_and_dates(session: AsyncSession) -> None:

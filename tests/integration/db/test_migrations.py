@@ -14,7 +14,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
 from app.db import alembic_config, include_for_dialect, migrate_to_head, sync_database_url
-from app.models import Base
+from app.models.catalogue import metadata
 from tests.conftest import BACKENDS, postgres_test_url, recreate_postgres_database
 
 
@@ -43,7 +43,7 @@ def table_names(engine: sa.Engine) -> set[str]:
 def test_upgrade_head_creates_every_model_table(blank_db_url: str, sync_engine: sa.Engine) -> None:
     migrate_to_head(blank_db_url)
 
-    assert table_names(sync_engine) == set(Base.metadata.tables) | {"alembic_version"}
+    assert table_names(sync_engine) == set(metadata.tables) | {"alembic_version"}
 
 
 def test_upgrade_head_twice_is_a_no_op(blank_db_url: str, sync_engine: sa.Engine) -> None:
@@ -72,7 +72,7 @@ def test_upgrade_after_downgrade_restores_the_schema(
 
     migrate_to_head(blank_db_url)
 
-    assert table_names(sync_engine) == set(Base.metadata.tables) | {"alembic_version"}
+    assert table_names(sync_engine) == set(metadata.tables) | {"alembic_version"}
 
 
 def test_migrations_match_the_models_without_drift(
@@ -86,6 +86,6 @@ def test_migrations_match_the_models_without_drift(
         context = MigrationContext.configure(
             conn, opts={"compare_type": True, "include_object": include}
         )
-        differences = compare_metadata(context, Base.metadata)
+        differences = compare_metadata(context, metadata)
 
     assert differences == []

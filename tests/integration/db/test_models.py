@@ -10,8 +10,14 @@ from sqlalchemy.exc import IntegrityError, StatementError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import release_connection, unit_of_work
-from app.models import Job, JobTemplate, Membership, TemplateVersion, User, UserClusterAccount
+from app.models.job_templates import JobTemplate, TemplateVersion
+from app.models.jobs import Job
+from app.models.projects import Membership
+from app.models.users import User, UserClusterAccount
 from tests.factories import add_member, make_job, make_project, make_template, make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 
 async def test_idempotency_key_is_unique_per_owner(session: AsyncSession) -> None:

@@ -7,8 +7,11 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
-from app.models import User
+from app.models.users import User
 from tests.factories import make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 
 async def count_users(sessionmaker: async_sessionmaker[AsyncSession]) -> int:

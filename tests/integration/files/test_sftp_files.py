@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import uuid
@@ -74,7 +75,8 @@ async def test_upload_in_pieces_then_view_and_stream_back_the_same_bytes(
 ) -> None:
     data = os.urandom(3 * 1024 * 1024 + 17)
     await upload(files, folder, "data.bin", data)
-    streamed = b"".join([chunk async for chunk in files.stream(f"{folder}/data.bin", "alice")])
+    opened = await files.open_file(f"{folder}/data.bin", "alice")
+    streamed = b"".join([chunk async for chunk in opened.chunks])
     assert hashlib.sha256(streamed).digest() == hashlib.sha256(data).digest()
     window = await files.read(f"{folder}/data.bin", "alice", offset=10, limit=100)
     assert window.data == data[10:110] and window.size == len(data)
@@ -161,7 +163,7 @@ async def test_symlinks_cannot_lead_outside_the_roots(
     assert names == ["host"]
 
 
-async def test_one_sftp_session_serves_a_users_requests(
+async def test_an_idle_sftp_session_serves_the_users_next_request(
     adapter: SlurmAdapter, files: FileStore, folder: str
 ) -> None:
     await files.list_folder(folder, "alice")
@@ -169,4 +171,30 @@ async def test_one_sftp_session_serves_a_users_requests(
         pass
     await files.stat(folder, "alice")
     async with adapter.ssh.sftp("alice") as second:
-        assert second is first
+        assert second.client is first.client
+        async with adapter.ssh.sftp("alice") as meanwhile:
+            assert meanwhile.client is not second.client
+
+
+async def test_a_named_pipe_is_refused_without_being_opened(
+    adapter: SlurmAdapter, files: FileStore, folder: str
+) -> None:
+    await adapter.ssh.run(["mkfifo", f"{folder}/pipe"], as_user="alice")
+    with pytest.raises(InvalidFilePath, match="is a named pipe, not a regular file"):
+        await asyncio.wait_for(files.read(f"{folder}/pipe", "alice", limit=10), 10)
+    with pytest.raises(InvalidFilePath, match="is a named pipe, not a regular file"):
+        await asyncio.wait_for(files.open_file(f"{folder}/pipe", "alice"), 10)
+
+
+async def test_a_link_planted_as_an_uploads_part_file_is_not_followed(
+    adapter: SlurmAdapter, files: FileStore, folder: str
+) -> None:
+    upload_id = uuid.uuid4().hex
+    part = f"{folder}/.portal-upload-{upload_id}.part"
+    await adapter.ssh.run(["sh", "-c", 'echo precious > "$1"', "-", f"{folder}/t"], as_user="alice")
+    await adapter.ssh.run(["ln", "-s", f"{folder}/t", part], as_user="alice")
+    with pytest.raises(InvalidFilePath, match="is a symbolic link, not a regular file"):
+        await files.write_part(folder, upload_id, 9, pieces(b"evil"), "alice")
+    assert await files.write_part(folder, upload_id, 0, pieces(b"evil"), "alice") == 4
+    kept = await files.read(f"{folder}/t", "alice", limit=100)
+    assert kept.data == b"precious\n"

@@ -1,5 +1,5 @@
 """JupyterLab on each Slurm version's development cluster, through the portal: launched as
-the user's job, reached through the proxy (HTTP and the kernel's WebSocket), ended."""
+the user's job, reached on its session's own host (HTTP and the kernel's WebSocket), ended."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from app.main import create_app
 from app.security import hash_password
 from tests.dev_apps import wait_for_jupyterlab
 from tests.factories import add_member, make_project, make_user
+from tests.integration.interactive.app_host_client import AppHost, open_app_host
 from tests.integration.interactive.test_proxy import serve
 from tests.integration.web.conftest import sign_in
 from tests.slurm_versions import cluster_config, clusters_file, versions
@@ -104,16 +105,21 @@ def _execute(code: str) -> str:
     return json.dumps(message)
 
 
-async def _run_in_kernel(portal: Portal, prefix: str, code: str) -> str:
-    """Starts a kernel through the proxy and returns what ``code`` printed."""
-    started = await portal.browser.post(
-        f"{prefix}api/kernels", json={"name": "python3"}, headers={"Origin": portal.url}
+async def _run_in_kernel(lab: AppHost, prefix: str, code: str) -> str:
+    """Starts a kernel through the session's host and returns what ``code`` printed."""
+    started = await lab.request(
+        "POST", f"{prefix}api/kernels", json={"name": "python3"}, Origin=lab.origin
     )
     assert started.status_code == 201, started.text
     kernel = started.json()["id"]
-    cookie = f"portal_session={portal.browser.cookies['portal_session']}"
-    url = portal.url.replace("http", "ws") + f"{prefix}api/kernels/{kernel}/channels"
-    async with connect(url, additional_headers={"Cookie": cookie}, origin=portal.url) as socket:  # type: ignore[arg-type]
+    url = f"ws://{lab.host}{prefix}api/kernels/{kernel}/channels"
+    async with connect(
+        url,
+        additional_headers={"Cookie": lab.cookie},
+        origin=lab.origin,  # type: ignore[arg-type]
+        host="127.0.0.1",
+        port=lab.port,
+    ) as socket:
         await socket.send(_execute(code))
         async with asyncio.timeout(60):
             while True:
@@ -130,14 +136,18 @@ async def test_jupyterlab_runs_as_the_users_job_and_its_kernel_answers_through_t
     running = await _launch_and_wait(portal)
     prefix = running["connect_url"].removeprefix(portal.url)
 
-    lab = await portal.browser.get(f"{prefix}lab")
-    printed = await _run_in_kernel(portal, prefix, "print(6*7)")
-    whoami = await _run_in_kernel(portal, prefix, "import getpass; print(getpass.getuser())")
+    lab = await open_app_host(portal.url, portal.browser, f"{prefix}lab")
+    page = await lab.get(f"{prefix}lab")
+    printed = await _run_in_kernel(lab, prefix, "print(6*7)")
+    whoami = await _run_in_kernel(lab, prefix, "import getpass; print(getpass.getuser())")
 
-    assert lab.status_code == 200 and "JupyterLab" in lab.text
+    assert lab.host.startswith("s-") and ".apps.localhost:" in lab.host
+    assert page.status_code == 200 and "JupyterLab" in page.text
     assert printed == "42\n" and whoami == "alice\n"
     await sign_in(portal.browser, "carol")
     assert (await portal.browser.get(f"{prefix}lab")).status_code == 404
+    carols_view = AppHost(portal.url, lab.host, portal.browser)
+    assert (await carols_view.get(f"{prefix}lab")).status_code == 403
     await sign_in(portal.browser, "alice")
     ended = await portal.browser.delete(
         f"/api/v1/sessions/{running['id']}", headers=running["headers"]

@@ -25,13 +25,9 @@ from starlette.websockets import WebSocket
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from app.interactive.proxy import (
-    Upstream,
-    UpstreamUnavailable,
-    proxy_http,
-    proxy_websocket,
-    upstream_client,
-)
+from app.interactive.upstream import Upstream, UpstreamUnavailable, upstream_client
+from app.web.app_relay import proxy_http, proxy_websocket
+from tests.portal import free_port
 
 PREFIX = "/apps/sessions/7/"
 DOWN_PREFIX = "/apps/sessions/8/"
@@ -170,21 +166,17 @@ def front(live: Upstream, down: Upstream, client: httpx.AsyncClient) -> Starlett
     return Starlette(routes=routes)
 
 
-def _free_port() -> int:
-    """A port nothing listens on: connecting to it is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @asynccontextmanager
 async def serve(app: ASGIApp) -> AsyncIterator[int]:
     """Serves ``app`` with uvicorn on a free port of 127.0.0.1 in this event loop."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     # A socket left open by a failing test must not hold the teardown.
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    # As every launcher runs the portal (--no-proxy-headers): forwarded headers are the
+    # portal's own business, never uvicorn's.
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1, proxy_headers=False
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
@@ -214,7 +206,7 @@ async def servers() -> AsyncIterator[Servers]:
     async with serve(app) as app_port, upstream_client() as client:
         app.state.port = app_port
         live = Upstream("127.0.0.1", app_port, "Authorization", f"token {TOKEN}")
-        down = Upstream("127.0.0.1", _free_port(), "Authorization", f"token {TOKEN}")
+        down = Upstream("127.0.0.1", free_port(), "Authorization", f"token {TOKEN}")
         async with serve(front(live, down, client)) as front_port:
             yield Servers(f"127.0.0.1:{front_port}", app, live, down, client)
 

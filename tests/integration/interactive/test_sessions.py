@@ -16,7 +16,8 @@ from app.interactive.connection import BadConnection, parse_connection, target_o
 from app.interactive.definitions import load_definitions
 from app.interactive.sessions import LaunchForm, own_session, own_sessions, state_of
 from app.jobs.service import JobService
-from app.models import InteractiveSession, utc_now
+from app.models.base import utc_now
+from app.models.interactive import InteractiveSession
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
 from app.scheduler.fake import FakeScheduler

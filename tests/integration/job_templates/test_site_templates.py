@@ -3,8 +3,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates.context import PartitionChoice, SubmitContext
 from app.job_templates.render import render
-from app.job_templates.site import site_templates
-from app.models import JobTemplate, Project, TemplateVersion, User
+from app.job_templates.site_templates import site_templates
+from app.models.job_templates import JobTemplate, TemplateVersion
+from app.models.projects import Project
+from app.models.users import User
 from app.security import is_password_correct
 from app.seed import seed_demo
 

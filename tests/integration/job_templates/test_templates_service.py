@@ -4,9 +4,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.errors import Forbidden, NotFound, ValidationFailed
 from app.job_templates import service
 from app.job_templates.service import TemplateDraft
-from app.models import Membership
+from app.models.projects import Membership
 from app.users.actor import Actor
 from tests.factories import make_project, make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 SCHEMA = {"parameters": [{"name": "who", "label": "Who", "type": "text", "default": "x"}]}
 

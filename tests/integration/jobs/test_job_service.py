@@ -15,12 +15,17 @@ from app.errors import Conflict, Forbidden, NotFound, ServiceUnavailable, Valida
 from app.jobs import listing, service, submission
 from app.jobs.listing import ListQuery
 from app.jobs.requests import JobRequest
-from app.models import Job, JobEvent, Project, User
+from app.models.jobs import Job, JobEvent
+from app.models.projects import Project
+from app.models.users import User
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
 from app.scheduler.errors import NotSent, PreflightFailed, RejectKind, SubmitRejected
 from app.scheduler.fake import FakeScheduler
 from tests.factories import add_member, as_actor, make_job, make_project, make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 CLUSTER = "testcluster"
 NO_WAIT = Grace(submit=timedelta(0))

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.errors import NotFound, ValidationFailed
 from app.jobs.logs import LogChunk, follow_log, read_log
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import load_clusters
 from app.scheduler.fake import FakeScheduler

@@ -5,7 +5,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import Job, Notification, NotificationRule, User
+from app.models.jobs import Job
+from app.models.notifications import Notification, NotificationRule
+from app.models.users import User
 from app.notifications import signing
 
 

@@ -11,10 +11,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
-from app.models import DeliveryAttempt, NotificationRule, utc_now
-from app.notifications import signing
+from app.models.base import utc_now
+from app.models.notifications import DeliveryAttempt, NotificationRule
+from app.notifications import dispatcher, signing
 from app.notifications.delivery import webhook_client
 from app.notifications.dispatcher import dispatch_once
+from app.notifications.outbox import Outcome
 from app.poller import store
 from app.poller.rules import Transition
 from tests.factories import make_job
@@ -130,3 +132,48 @@ async def test_a_loopback_webhook_is_refused_when_the_operator_has_not_allowed_i
     assert receiver.requests == []
     statuses = {(r.event, r.status) for r in await outbox_rows(sessionmaker)}
     assert statuses == {("ended", "sent"), ("ended", "failed")}
+
+
+async def test_a_rule_stored_with_a_host_name_headers_cannot_carry_is_delivered_to_its_ascii_form(
+    db_url: str,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    mail: tuple[Mailbox, int],
+    hooks: tuple[Receiver, str],
+) -> None:
+    (_, port), (receiver, url) = mail, hooks
+    # Full-width "localhost", as rules were stored before host names were normalised.
+    typed = url.replace("127.0.0.1", "\uff2c\uff2f\uff23\uff21\uff2c\uff28\uff2f\uff33\uff34")
+    await _job_that_ends(sessionmaker, world, typed)
+    async with webhook_client() as client:
+        assert await dispatch_once(_settings(db_url, port), sessionmaker, client) == 2
+    [request] = receiver.requests
+    assert request.headers["Host"] == url.split("/")[2].replace("127.0.0.1", "localhost")
+
+
+async def test_a_delivery_that_raises_fails_for_good_with_its_cause_and_the_rest_go_out(
+    db_url: str,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    mail: tuple[Mailbox, int],
+    hooks: tuple[Receiver, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (mailbox, port), (receiver, url) = mail, hooks
+
+    async def broken(*_: object) -> Outcome:
+        raise RuntimeError("a fault in our own code")
+
+    monkeypatch.setattr(dispatcher, "send_webhook", broken)
+    await _job_that_ends(sessionmaker, world, url)
+    settings = _settings(db_url, port)
+    async with webhook_client() as client:
+        assert await dispatch_once(settings, sessionmaker, client) == 1
+        later = utc_now() + timedelta(hours=2)
+        assert await dispatch_once(settings, sessionmaker, client, now=later) == 0
+    assert len(mailbox.messages) == 1 and receiver.requests == []
+    statuses = {(r.event, r.status, r.attempts) for r in await outbox_rows(sessionmaker)}
+    assert statuses == {("ended", "sent", 1), ("ended", "failed", 1)}
+    async with sessionmaker() as session:
+        failed = (await session.scalars(select(DeliveryAttempt).filter_by(channel="webhook"))).one()
+    assert failed.error == "This notification cannot be sent: RuntimeError: a fault in our own code"

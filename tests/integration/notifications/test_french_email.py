@@ -13,7 +13,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app import i18n
 from app.config import Settings
-from app.models import DeliveryAttempt, User, utc_now
+from app.models.base import utc_now
+from app.models.notifications import DeliveryAttempt
+from app.models.users import User
 from app.notifications import wording
 from app.notifications.delivery import webhook_client
 from app.notifications.dispatcher import dispatch_once
@@ -81,8 +83,8 @@ async def test_each_recipient_reads_the_email_in_their_own_language(
         assert await dispatch_once(_settings(db_url, port), sessionmaker, client) == 2
     sent = {recipients[0]: message for recipients, message in mailbox.messages}
     subject, text = _read(sent["alice@example.org"])
-    assert subject == "Échec de la tâche sim-71 : mémoire épuisée"
-    assert "Votre tâche « sim-71 » (tâche Slurm 71) sur testcluster" in text
+    assert subject == "Échec du travail sim-71\u00a0: mémoire épuisée"
+    assert "Votre travail « sim-71 » (travail Slurm 71) sur testcluster" in text
     assert "modifiez-la sous Notifications dans le portail" in text
     subject, text = _read(sent["bob@example.org"])
     assert subject == "Job sim-72 failed: out of memory"

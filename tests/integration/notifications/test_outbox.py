@@ -10,14 +10,20 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
-from app.models import Job, Notification, utc_now
+from app.models.base import utc_now
+from app.models.jobs import Job
+from app.models.notifications import Notification
 from app.notifications import outbox
 from app.notifications.outbox import Outcome, StateChange
+from app.notifications.retry import MAX_ATTEMPTS
 from app.poller import store
 from app.poller.rules import Transition
 from tests.factories import make_job
 from tests.integration.notifications.conftest import add_rule, outbox_rows
 from tests.world import World
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 CLAIM = timedelta(minutes=2)
 
@@ -189,3 +195,18 @@ async def test_a_permanent_failure_is_not_retried(
     await outbox.settle(sessionmaker, claimed, refused, now)
     [row] = await outbox_rows(sessionmaker)
     assert row.status == "failed"
+
+
+async def test_a_row_whose_every_claim_died_unsettled_fails_instead_of_being_claimed_forever(
+    sessionmaker: async_sessionmaker[AsyncSession], world: World
+) -> None:
+    await _pending_rows(sessionmaker, world, 1)
+    now = utc_now()
+    for _ in range(MAX_ATTEMPTS):
+        # Each dispatcher that claims it dies before it can settle it.
+        [claimed] = await outbox.claim(sessionmaker, now=now, limit=1, duration=CLAIM)
+        now += CLAIM + timedelta(seconds=1)
+    assert claimed.attempt == MAX_ATTEMPTS
+    assert await outbox.claim(sessionmaker, now=now, limit=1, duration=CLAIM) == []
+    [row] = await outbox_rows(sessionmaker)
+    assert (row.status, row.attempts, row.claim_token) == ("failed", MAX_ATTEMPTS, None)

@@ -9,19 +9,18 @@ from dataclasses import dataclass
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db import create_engine, create_sessionmaker
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
-from app.models import Job, Project
+from app.models.jobs import Job
+from app.models.projects import Project
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.users.actor import Actor
-from tests.conftest import BACKENDS, backend_runs_on, empty_all_tables
 from tests.factories import add_member, as_actor, make_project, make_user
 from tests.slurm_versions import cluster_config, run_on, versions
 
@@ -130,34 +129,6 @@ async def close_portal(portal: Portal) -> None:
     if ids:
         run_on(portal.version, ["scancel", *[str(i) for i in ids]], check=False)
     await portal.adapter.close()
-
-
-@pytest.fixture
-async def portal_on_every_version(request: pytest.FixtureRequest) -> AsyncIterator[list[Portal]]:
-    """A portal per (database, Slurm version) pair the suite covers, all open at once.
-
-    For tests that wait on Slurm's own clock (time limits, jobs ageing out of the queue):
-    running every pair side by side pays that wait once instead of once per pair. One
-    database holds the portals of several clusters, as a multi-cluster site's does, each
-    with its own user (alice on that cluster) and project.
-    """
-    portals: list[Portal] = []
-    engines: dict[str, AsyncEngine] = {}
-    try:
-        for backend in BACKENDS:
-            paired = [v for v in versions() if backend_runs_on(backend, v)]
-            if paired:
-                url: str = request.getfixturevalue(f"{backend}_database_url")
-                engines[url] = create_engine(url)
-                maker = create_sessionmaker(engines[url])
-                portals += [await open_portal(maker, v, f"alice-{v}") for v in paired]
-        yield portals
-    finally:
-        for opened in portals:
-            await close_portal(opened)
-        for url, engine in engines.items():
-            await engine.dispose()
-            await empty_all_tables(url)
 
 
 def sacct_ids_named(version: str, name: str) -> list[str]:

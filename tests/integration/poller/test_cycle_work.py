@@ -8,11 +8,15 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import ClusterStatus, UsageIngestMark
+from app.models.clusters import ClusterStatus
+from app.models.usage import UsageIngestMark
 from app.poller.cycle import CycleWork, poll_cluster_once
 from app.scheduler.errors import SchedulerUnavailable
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import PartitionInfo
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 CLUSTER = "testcluster"
 
@@ -42,8 +46,9 @@ async def test_partitions_and_usage_cycle_counts_each_call_and_stores_the_partit
     work = CycleWork(partitions=True, usage=True)
     result = await poll_cluster_once(sessionmaker, CLUSTER, fake, now=now, work=work)
     status = await _status(sessionmaker)
-    assert sorted(fake.calls) == ["accounting", "partitions", "queue"]
-    assert (result.calls, status.calls_last_cycle, result.is_ok) == (3, 3, True)
+    # The usage slot reads the allocation limits with it (ADR 0021).
+    assert sorted(fake.calls) == ["account_limits", "accounting", "partitions", "queue"]
+    assert (result.calls, status.calls_last_cycle, result.is_ok) == (4, 4, True)
     names = [p.name for p in await fake.partitions()]
     assert [p["name"] for p in status.partitions or []] == names
     assert status.partitions_at == now

@@ -16,12 +16,15 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker
-from app.models import PollerLease
+from app.models.clusters import PollerLease
 from app.poller import lease
 from app.poller.runner import run_poller
 from app.scheduler.base import SchedulerAdapter
 from tests.conftest import empty_all_tables
 from tests.integration.poller.conftest import CLUSTER, CLUSTERS_FILE
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 TEN_SECONDS = timedelta(seconds=10)

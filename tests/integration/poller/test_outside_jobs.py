@@ -6,15 +6,21 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import Job, JobEvent, Project, User
+from app.models.jobs import Job, JobEvent
+from app.models.projects import Project
+from app.models.users import User
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo, JobSpec
 from tests.factories import add_member, make_job, make_project, make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 CLUSTER = "testcluster"
 Maker = async_sessionmaker[AsyncSession]

@@ -1,4 +1,4 @@
-"""Poll cycles against the real local Slurm cluster, on both databases."""
+"""Poll cycles against the real local Slurm clusters, on PostgreSQL (ADR 0018)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,17 @@ import asyncio
 import os
 import subprocess
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import select
 
+from app.errors import NotFound
 from app.jobs import states, submission
-from app.models import ClusterStatus, Job, JobEvent
+from app.jobs.logs import read_log
+from app.models.clusters import ClusterStatus
+from app.models.jobs import Job, JobEvent
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
 from tests.integration.poller.conftest import Portal, squeue_comment, wait_for_sacct_ids_named
@@ -88,26 +92,19 @@ async def all_jobs(portal: Portal) -> list[Job]:
 
 
 @pytest.mark.slow
-async def test_timeout_and_aged_out_job_get_true_end_states(
-    portal_on_every_version: list[Portal],
-) -> None:
-    """Both minute-scale scenarios, on every (database, Slurm version) pair at once.
+async def test_timeout_and_aged_out_job_get_true_end_states(portal: Portal) -> None:
+    """Both minute-scale scenarios in one test, so the version pays Slurm's clock once.
 
-    Slurm's clock sets the wait (a one-minute limit checked every 30 s, MinJobAge), and the
-    database only stores what the poller reads from Slurm, so each pair gets its own jobs,
-    rows and assertions while the suite pays the wait once instead of once per pair.
+    Slurm's clock sets the wait (a one-minute limit checked every 30 s, MinJobAge); the
+    versions run side by side, each in its own pytest-xdist group, so the suite pays it once.
     """
-    portals = portal_on_every_version
-    # Every quick job first: two time-limited jobs fill a node's two CPUs, and a quick job
-    # queued behind them would wait out their minute.
-    quick = [await p.service.submit(p.alice, p.request("#!/bin/bash\nexit 7\n")) for p in portals]
+    # The quick job first: a time-limited job queued ahead of it could hold its CPU a minute.
+    quick = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\nexit 7\n"))
     sleeper = "#!/bin/bash\nsleep 600\n"
-    limited = [
-        await p.service.submit(p.alice, p.request(sleeper, time_limit_minutes=1)) for p in portals
-    ]
-    await asyncio.gather(
-        *(_true_end_states(*jobs) for jobs in zip(portals, quick, limited, strict=True))
+    limited = await portal.service.submit(
+        portal.alice, portal.request(sleeper, time_limit_minutes=1)
     )
+    await _true_end_states(portal, quick, limited)
 
 
 async def _true_end_states(portal: Portal, quick: Job, limited: Job) -> None:
@@ -211,3 +208,34 @@ async def test_array_parent_and_task_rows_follow_slurm(portal: Portal) -> None:
         (f"{parent.slurm_job_id}_2", "failed", 2),
     ]
     assert (done.state, done.exit_code) == ("failed", 2)
+
+
+async def test_an_array_keeps_slurms_submit_time_and_partition_and_each_task_its_own_output(
+    portal: Portal,
+) -> None:
+    script = "#!/bin/bash\necho task $SLURM_ARRAY_TASK_ID\n"
+    request = replace(
+        portal.request(script, array_spec="1-2"), stdout_path="/scratch/alice/arr-%A_%a.out"
+    )
+    parent = await portal.service.submit(portal.alice, request)
+    done = await portal.poll_until(parent.id, lambda row: states.is_terminal(row.state), 90)
+    async with portal.sessionmaker() as session:
+        tasks = list(await session.scalars(select(Job).where(Job.array_parent_id == parent.id)))
+    outputs = [
+        await read_log(portal.sessionmaker, {portal.cluster: portal.adapter}, portal.alice, t.id)
+        for t in sorted(tasks, key=lambda t: t.array_task_id or 0)
+    ]
+
+    # No partition was asked for: Slurm chose the cluster's default, and said so.
+    assert (done.partition, done.chosen_partition) == (None, "debug")
+    assert done.submitted_at is not None and all(t.submitted_at for t in tasks)
+    assert [t.chosen_partition for t in tasks] == ["debug", "debug"]
+    assert [chunk.text.strip() for chunk in outputs] == ["task 1", "task 2"]
+    with pytest.raises(NotFound):
+        await read_log(portal.sessionmaker, {portal.cluster: portal.adapter}, portal.alice, done.id)
+
+
+async def test_a_job_that_asked_for_no_partition_keeps_the_one_slurm_chose(portal: Portal) -> None:
+    job = await portal.service.submit(portal.alice, portal.request("#!/bin/bash\ntrue\n"))
+    done = await portal.poll_until(job.id, lambda row: states.is_terminal(row.state), 60)
+    assert (done.state, done.partition, done.chosen_partition) == ("completed", None, "debug")

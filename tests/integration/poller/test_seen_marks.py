@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.jobs import repository
-from app.models import Job, JobEvent, Project, User
+from app.models.jobs import Job, JobEvent
+from app.models.projects import Project
+from app.models.users import User
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import JobInfo, JobState
 from tests.factories import make_job, make_project, make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 CLUSTER = "testcluster"
 NOW = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)

@@ -2,10 +2,13 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import Forbidden, NotFound
-from app.models import Membership
+from app.models.projects import Membership
 from app.projects import service
 from app.users.service import actor_for
 from tests.factories import make_project, make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 
 async def _world(session: AsyncSession) -> dict[str, object]:

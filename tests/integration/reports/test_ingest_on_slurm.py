@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import AccountingJob, UsageDaily
+from app.models.usage import AccountingJob, UsageDaily
 from app.reports.ingest import ingest_cycle
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.slurm.commands import sacct_argv

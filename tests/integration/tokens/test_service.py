@@ -7,12 +7,17 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import NotFound, Unauthorized, ValidationFailed
-from app.models import ApiToken, User, utc_now
+from app.models.api_tokens import ApiToken
+from app.models.base import utc_now
+from app.models.users import User
 from app.security import hash_token
 from app.tokens import service
 from app.tokens.scopes import ADMIN, READ, SUBMIT
 from app.users.actor import Actor
 from tests.factories import make_user
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 
 def as_actor(user: User) -> Actor:

@@ -9,6 +9,9 @@ from app.users import service, sessions
 from app.users.service import SignInRequest, TooManyAttempts
 from tests.factories import make_project, make_user
 
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
+
 
 async def test_authenticate_returns_the_user_for_the_right_password(session: AsyncSession) -> None:
     user = await make_user(session, "alice", password_hash=hash_password("pw-123456"))
@@ -47,7 +50,7 @@ async def test_fifth_failure_blocks_even_the_right_password(session: AsyncSessio
 
 
 async def test_actor_carries_roles_and_cluster_usernames(session: AsyncSession) -> None:
-    from app.models import Membership
+    from app.models.projects import Membership
 
     user = await make_user(session, "alice", cluster_username="alice")
     project = await make_project(session, "physics")
@@ -60,7 +63,8 @@ async def test_actor_carries_roles_and_cluster_usernames(session: AsyncSession) 
 
 
 async def test_actor_holds_only_its_own_roles_and_usernames(session: AsyncSession) -> None:
-    from app.models import Membership, UserClusterAccount
+    from app.models.projects import Membership
+    from app.models.users import UserClusterAccount
 
     alice = await make_user(session, "alice", cluster_username="alice")
     bob = await make_user(session, "bob", cluster_username="bob")
@@ -93,6 +97,9 @@ async def test_expired_or_ended_sessions_do_not_resolve(session: AsyncSession) -
     assert await sessions.resolve(session, "made-up") is None
 
 
+# Sixty Argon2 checks against SQLite's single writer and its 5 s busy timeout: beside the
+# other lanes on two cores the writers queue past it, so it runs with the machine to itself.
+@pytest.mark.alone
 async def test_concurrent_right_and_wrong_passwords_only_sign_in_or_refuse(
     sessionmaker: async_sessionmaker[AsyncSession],
 ) -> None:

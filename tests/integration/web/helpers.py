@@ -7,7 +7,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates.service import TemplateDraft, create
-from app.models import JobTemplate, User
+from app.models.job_templates import JobTemplate
+from app.models.users import User
 from app.users.service import actor_for
 
 SCHEMA: dict[str, Any] = {

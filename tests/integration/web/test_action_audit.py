@@ -10,7 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates import choices
-from app.models import ApiToken, AuditEvent, Job, JobTemplate
+from app.models.api_tokens import ApiToken
+from app.models.audit import AuditEvent
+from app.models.job_templates import JobTemplate
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.states import JobState

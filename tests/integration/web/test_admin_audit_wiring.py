@@ -6,7 +6,7 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import AuditEvent
+from app.models.audit import AuditEvent
 from tests.integration.web.conftest import sign_in
 from tests.world import World
 

@@ -10,7 +10,10 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import AuditEvent, Project, UsageDaily, User, UserClusterAccount
+from app.models.audit import AuditEvent
+from app.models.projects import Project
+from app.models.usage import UsageDaily
+from app.models.users import User, UserClusterAccount
 from tests.integration.web.conftest import sign_in
 from tests.world import World
 

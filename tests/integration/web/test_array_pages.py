@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
@@ -69,7 +69,7 @@ async def test_the_array_page_lists_its_tasks_with_counts_and_filters(
     task = re.search(r'<tr id="task-3">.*?href="/jobs/(\d+)/logs/stdout"', page.text, re.S)
     assert task is not None
     task_page = await client.get(f"/jobs/{task.group(1)}")
-    assert f'<a href="/jobs/{array.id}">task 3 of the array</a>' in task_page.text
+    assert f'<a href="/jobs/{array.id}">task 3 of array 900</a>' in task_page.text
 
 
 async def test_retry_submits_exactly_the_failed_indices_as_a_job_naming_the_array(
@@ -89,7 +89,8 @@ async def test_retry_submits_exactly_the_failed_indices_as_a_job_naming_the_arra
         retry = await session.scalar(select(Job).where(Job.id == retry_id))
     assert retry is not None and retry.retry_of_id == array.id
     shown = await client.get(f"/jobs/{retry_id}")
-    assert f'<a href="/jobs/{array.id}">the failed tasks of job {array.id}</a>' in shown.text
+    # The id people know is Slurm's, not the portal's row number.
+    assert f'<a href="/jobs/{array.id}">the failed tasks of job 900</a>' in shown.text
 
 
 async def test_only_the_owner_may_retry_and_only_when_a_task_failed(
@@ -177,3 +178,22 @@ async def test_a_job_submitted_outside_shows_the_script_slurm_keeps(
     assert "this is the script Slurm keeps for it" in fragment.text
     assert "echo &#39;&lt;b&gt;by hand&lt;/b&gt;&#39;" in fragment.text
     assert "<html" not in fragment.text
+
+
+async def test_an_arrays_output_link_leads_to_its_tasks_outputs_not_to_a_no_value_path(
+    client: httpx.AsyncClient, people: World, sessionmaker: Maker, fake: FakeScheduler
+) -> None:
+    array = await _array(sessionmaker, people)
+    await sign_in(client, "alice")
+
+    page = await client.get(f"/jobs/{array.id}")
+    own_log = await client.get(f"/jobs/{array.id}/logs/stdout")
+    task = re.search(r'<tr id="task-3">.*?href="/jobs/(\d+)/logs/stdout"', page.text, re.S)
+
+    assert "4294967294" not in page.text
+    assert '<a href="#array-tasks">Each task&#39;s output</a>' in page.text
+    assert own_log.status_code == 404
+    assert "each task writes its own file" in own_log.text
+    assert task is not None
+    log_page = await client.get(f"/jobs/{task.group(1)}/logs/stdout")
+    assert 'sweep <span translate="no">(900_3)</span></a> \u203a Standard output' in log_page.text

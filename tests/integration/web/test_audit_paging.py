@@ -1,4 +1,4 @@
-"""The audit trail page: 50 events a page, newest first, paged both ways with its filters."""
+"""The audit trail page: 20 events a page, newest first, paged both ways with its filters."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.audit.service import PAGE_SIZE, record
 from tests.integration.web.conftest import sign_in
 from tests.world import World
 
-EVENTS = 120
+EVENTS = 50
 TARGET = re.compile(r"<td>thing (\d+)</td>")
 NEXT = re.compile(r'<a href="([^"]+)" rel="next">')
 PREVIOUS = re.compile(r'<a href="([^"]+)" rel="prev">')
@@ -53,10 +53,10 @@ async def test_audit_trail_pages_newest_first_and_keeps_its_filters(
     assert back_url is not None and "action=test.event" in back_url
     back = await client.get(back_url)
 
-    assert PAGE_SIZE == 50
-    assert _shown(first) == list(range(120, 70, -1))
-    assert _shown(second) == list(range(70, 20, -1))
-    assert _shown(third) == list(range(20, 0, -1))
+    assert PAGE_SIZE == 20
+    assert _shown(first) == list(range(50, 30, -1))
+    assert _shown(second) == list(range(30, 10, -1))
+    assert _shown(third) == list(range(10, 0, -1))
     assert _link(PREVIOUS, first) is None and _link(NEXT, third) is None
     assert _shown(back) == _shown(second)
     assert _link(NEXT, back) is not None and _link(PREVIOUS, back) is not None

@@ -5,12 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import ClusterStatus
-from tests.factories import make_job, make_template
+from app.models.clusters import ClusterStatus
+from tests.factories import make_app_session, make_job, make_template
 from tests.integration.web.conftest import sign_in
 from tests.world import World
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 
 async def test_dashboard_lists_my_active_and_recent_jobs_only(
@@ -144,7 +148,26 @@ async def test_dashboard_shows_the_partitions_the_poller_reported(
     page = await client.get("/dashboard")
 
     row = page.text.split('<th scope="row">debug')[1].split("</tr>")[0]
-    assert "(default)" in row and "<td>up</td>" in row
+    # Slurm's "up" in words.
+    assert "(default)" in row and "<td>available</td>" in row
     assert "<td>1:00:00</td><td>0:10:00</td>" in row
     assert "<td>3 of 4 idle</td><td>40 of 64 idle</td>" in row
     assert "not reported yet" not in page.text
+
+
+async def test_dashboard_says_when_an_idle_session_will_be_ended(
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    now = datetime.now(UTC)
+    ends = now + timedelta(minutes=15)
+    async with sessionmaker() as session:
+        await make_app_session(
+            session, people.alice, people.physics, port=5, secret="x" * 20, ready_at=now,
+            idle_since=now - timedelta(minutes=45), idle_warned_at=now, idle_ends_at=ends,
+        )  # fmt: skip
+        await session.commit()
+    await sign_in(client, "alice")
+
+    page = (await client.get("/dashboard")).text
+
+    assert "idle: ends at <time" in page and f"{ends:%Y-%m-%d %H:%M} UTC</time>" in page

@@ -7,7 +7,7 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import Job
+from app.models.jobs import Job
 from tests.factories import make_job
 from tests.integration.api.conftest import issue_token
 from tests.integration.web.conftest import sign_in

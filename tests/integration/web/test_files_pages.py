@@ -4,7 +4,9 @@ view, download, new folder, rename, delete after confirming, and the job page's 
 from __future__ import annotations
 
 import hashlib
+import html
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator
 from urllib.parse import quote
@@ -49,7 +51,7 @@ async def folder(browser: tuple[httpx.AsyncClient, str]) -> AsyncIterator[str]:
     )
     assert made.status_code == 303, made.text
     yield f"/home/alice/{name}"
-    for entry in ("data.txt", "renamed.txt", "big.bin"):
+    for entry in ("data.txt", "renamed.txt", "big.bin", ".hidden-one", ".hidden-two", "empty"):
         await http.post(
             f"/files/{CLUSTER}/delete",
             data={"path": f"/home/alice/{name}/{entry}", "csrf_token": csrf},
@@ -59,7 +61,9 @@ async def folder(browser: tuple[httpx.AsyncClient, str]) -> AsyncIterator[str]:
     )
 
 
-async def put_file(http: httpx.AsyncClient, csrf: str, folder: str, name: str, data: bytes) -> None:
+async def put_file(
+    http: httpx.AsyncClient, csrf: str, folder: str, name: str, data: bytes
+) -> dict[str, str]:
     upload = f"/files/{CLUSTER}/uploads/{uuid.uuid4().hex}"
     headers = {"X-CSRF-Token": csrf}
     sent = await http.put(
@@ -69,6 +73,8 @@ async def put_file(http: httpx.AsyncClient, csrf: str, folder: str, name: str, d
     form = {"folder": folder, "name": name, "size": str(len(data))}
     done = await http.post(f"{upload}/complete", data=form, headers=headers)
     assert done.status_code == 200, done.text
+    answer: dict[str, str] = done.json()
+    return answer
 
 
 async def test_files_open_on_the_home_tab_with_breadcrumbs(
@@ -77,8 +83,71 @@ async def test_files_open_on_the_home_tab_with_breadcrumbs(
     http, _ = browser
     start = await http.get("/files", follow_redirects=True)
     assert start.status_code == 200
-    assert 'aria-current="page">Home</a>' in start.text
-    assert "Upload a file here" in start.text and "New folder" in start.text
+    # One tab per root, each named by its path; the home alone also says whose it is.
+    assert (
+        'aria-current="page"><span class="tab-name">My home folder</span> '
+        '<span class="tab-path" translate="no">/home/alice</span></a>'
+    ) in start.text
+    assert '<span class="tab-path" translate="no">/home</span>' in start.text
+    # The forms that change the folder come before its list.
+    upload, table = start.text.index("Upload a file here"), start.text.index('id="files-table"')
+    assert upload < start.text.index("New folder") < table
+
+
+async def _said(http: httpx.AsyncClient, response: httpx.Response) -> tuple[str, str | None]:
+    """Where a change sent the browser: its message and the entry it marks."""
+    assert response.status_code == 303, response.text
+    shown = await http.get(response.headers["location"])
+    message = re.search(
+        r'<p class="form-ok" role="status" id="files-message">([^<]*)</p>', shown.text
+    )
+    marked = re.search(
+        r'<tr class="is-marked" id="marked-entry">\s*<th scope="row"><a [^>]*>([^<]*)</a>',
+        shown.text,
+    )
+    assert message is not None, shown.text
+    return message[1], marked[1] if marked else None
+
+
+async def test_each_change_is_said_and_its_entry_marked(
+    browser: tuple[httpx.AsyncClient, str], folder: str
+) -> None:
+    http, csrf = browser
+    made = await http.post(
+        f"/files/{CLUSTER}/mkdir", data={"path": folder, "name": "empty", "csrf_token": csrf}
+    )
+    assert await _said(http, made) == ("Created the folder empty.", "empty/")
+    done = await put_file(http, csrf, folder, "data.txt", b"x")
+    # The upload script goes back to the folder the answer names.
+    uploaded = await http.get(done["folder_href"])
+    assert "Uploaded data.txt." in uploaded.text and 'id="marked-entry"' in uploaded.text
+    renamed = await http.post(
+        f"/files/{CLUSTER}/rename",
+        data={"path": f"{folder}/data.txt", "new_name": "renamed.txt", "csrf_token": csrf},
+    )
+    assert await _said(http, renamed) == ("Renamed to renamed.txt.", "renamed.txt")
+    for name in ("renamed.txt", "empty"):
+        gone = await http.post(
+            f"/files/{CLUSTER}/delete", data={"path": f"{folder}/{name}", "csrf_token": csrf}
+        )
+        assert await _said(http, gone) == (f"Deleted {name}.", None)
+
+
+async def test_dotfiles_wait_behind_a_toggle_that_counts_them(
+    browser: tuple[httpx.AsyncClient, str], folder: str
+) -> None:
+    http, csrf = browser
+    for name in (".hidden-one", ".hidden-two", "data.txt"):
+        await put_file(http, csrf, folder, name, b"x")
+    listing = await http.get(f"/files/{CLUSTER}", params={"path": folder})
+    assert "data.txt" in listing.text and ".hidden-one" not in listing.text
+    assert "Entries 1 to 1 of 1, folders first." in listing.text
+    toggle = re.search(r'<a href="([^"]+)" id="hidden-toggle">([^<]+)</a>', listing.text)
+    assert toggle is not None and toggle[2] == "Show 2 hidden files"
+    shown = await http.get(html.unescape(toggle[1]))
+    assert ".hidden-one" in shown.text and ".hidden-two" in shown.text
+    assert "Entries 1 to 3 of 3, folders first." in shown.text
+    assert ">Hide hidden files</a>" in shown.text
 
 
 async def test_upload_view_download_rename_and_delete(

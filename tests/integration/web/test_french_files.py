@@ -48,7 +48,7 @@ async def folder(browser: tuple[httpx.AsyncClient, str]) -> AsyncIterator[str]:
     )
     assert made.status_code == 303, made.text
     yield f"/home/alice/{name}"
-    for entry in ("notes.txt", "data.bin", "empty"):
+    for entry in ("notes.txt", "data.bin", "empty", ".cache"):
         await http.post(
             f"/files/{CLUSTER}/delete",
             data={"path": f"/home/alice/{name}/{entry}", "csrf_token": csrf},
@@ -72,12 +72,18 @@ async def test_a_folder_and_its_files_are_shown_in_french(
     http, csrf = browser
     await put_file(http, csrf, folder, "notes.txt", b"une ligne\n")
     await put_file(http, csrf, folder, "data.bin", b"\x00\x01" * 10)
-    await http.post(
+    await put_file(http, csrf, folder, ".cache", b"x")
+    made = await http.post(
         f"/files/{CLUSTER}/mkdir", data={"path": folder, "name": "empty", "csrf_token": csrf}
     )
-    listing = await http.get(f"/files/{CLUSTER}", params={"path": folder})
+    listing = await http.get(made.headers["location"])
     assert_french(listing, path=folder)
     assert "Téléverser un fichier ici" in listing.text and "dossiers en premier" in listing.text
+    assert "Le dossier empty a été créé." in listing.text and "modifié à l'instant" in listing.text
+    assert "Afficher 1 fichier caché" in listing.text
+    shown = await http.get(f"/files/{CLUSTER}", params={"path": folder, "hidden": 1})
+    assert_french(shown, path=folder)
+    assert "Masquer les fichiers cachés" in shown.text
     assert_french(await http.get(f"/files/{CLUSTER}/view", params={"path": f"{folder}/notes.txt"}))
     binary = await http.get(f"/files/{CLUSTER}/view", params={"path": f"{folder}/data.bin"})
     assert_french(binary)
@@ -107,4 +113,4 @@ async def test_changes_and_their_refusals_are_in_french(
     assert "/etc est hors des dossiers que le portail peut ouvrir." in outside.text
     home = await http.get(f"/files/{quote(CLUSTER)}")
     assert_french(home, path="/home/alice")
-    assert 'aria-current="page">Dossier personnel</a>' in home.text
+    assert 'aria-current="page"><span class="tab-name">Mon dossier personnel</span>' in home.text

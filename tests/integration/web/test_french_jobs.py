@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.jobs import event_notes, repository
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import JobSpec
@@ -59,6 +59,11 @@ JOBS: dict[str, dict[str, Any]] = {
     "attente": {"state": "pending", "reason": "Resources"},
     "inconnue": {"state": "pending", "reason": "QOSGrpNodeLimit"},
     "retenue": {"state": "held", "reason": "JobHeldUser"},
+    "bloquee": {
+        "state": "pending",
+        "reason": "DependencyNeverSatisfied",
+        "dependency": "afterok:41",
+    },
     "calcul": {"state": "running", "elapsed_seconds": 600, "time_limit_minutes": 60},
     "reussie": _ended(state="completed", exit_code=0),
     "code": _ended(state="failed", exit_code=2),
@@ -107,6 +112,11 @@ async def _jobs(sessionmaker: Maker, people: World, fake: FakeScheduler) -> dict
             session, people.alice, people.physics, {1: "completed", 2: "failed", 3: "running"},
             name="vecteur", state="running", slurm_job_id="900", array_spec="1-3",
             time_limit_minutes=10, memory_mb=1024, cpus=1, stdout_path=LOG,
+        )  # fmt: skip
+        # The poller's note when an array's last task ended, stored in English.
+        repository.add_event(
+            session, made["vecteur"].id, "running", "failed",
+            reason=event_notes.tasks_ended(3, 1), source="poller",
         )  # fmt: skip
         slurm_id = await fake.submit(JobSpec(script="#!/bin/bash\nsleep 60\n"), "alice")
         made["active"] = await make_job(
@@ -164,7 +174,18 @@ async def test_the_owner_reads_every_job_page_in_french(
     pages += [await client.get(f"/jobs/{jobs[name].id}/resubmit") for name in ("memoire", "duree")]
     assert [problem for page in pages for problem in _french(page)] == []
     listing = _text(pages[0])
-    assert "Tâches, les plus récentes d'abord" in listing and "Durée dépassée" in listing
+    assert "Travaux, les plus récents d'abord" in listing and "Durée dépassée" in listing
+    # (visible_text writes every kind of space as a plain one)
+    assert "3 tâches finies ; 1 terminée" in _text(pages[3])
+    # A task is feminine where a job is not: its filters and badges agree with « tâche ».
+    assert "En cours (1) Terminée (1) Échouée (1)" in _text(pages[3])
+    assert "1 Terminée" in _text(pages[5]) and "2 Échouée" in _text(pages[5])
+    stuck = _text(await client.get(f"/jobs/{jobs['bloquee'].id}"))
+    assert (
+        "Pourquoi il attend : Il ne devait démarrer qu'une fois que le travail 41 s'est "
+        "terminé avec succès, et cela ne peut plus arriver : il ne démarrera donc jamais"
+    ) in stuck
+    assert "Soumettre à nouveau sans la dépendance" in stuck and "Annuler le travail" in stuck
 
 
 async def test_the_actions_answer_in_french(
@@ -190,8 +211,8 @@ async def test_the_actions_answer_in_french(
     assert "Annulation demandée." in _text(cancelled)
     assert "entrez un nombre entier" in _text(refused)
     assert _french(not_now, 409) + _french(nothing_failed, 404) == []
-    assert "ne peut pas être retenue" in _text(not_now)
-    assert "Cette tâche n'existe pas." in _text(missing)
+    assert "ne peut pas être retenu" in _text(not_now)
+    assert "Ce travail n'existe pas." in _text(missing)
 
 
 async def test_a_member_and_an_administrator_read_someone_elses_job_in_french(
@@ -215,4 +236,4 @@ async def test_a_member_and_an_administrator_read_someone_elses_job_in_french(
     problems = [problem for page in member + admin for problem in _french(page)]
     assert problems + _french(refused, 403) == []
     assert "appartient à quelqu'un d'autre" in _text(member[2])
-    assert "Seule la personne propriétaire de la tâche" in _text(refused)
+    assert "Seule la personne propriétaire du travail" in _text(refused)

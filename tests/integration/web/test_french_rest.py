@@ -16,7 +16,8 @@ from app.config import Settings
 from app.db import unit_of_work
 from app.job_templates import choices
 from app.jobs import repository
-from app.models import DeliveryAttempt, Notification, utc_now
+from app.models.base import utc_now
+from app.models.notifications import DeliveryAttempt, Notification
 from app.notifications import wording
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
@@ -119,14 +120,14 @@ async def test_the_notifications_pages_and_the_delivery_log_are_in_french(
     page = await french.get("/settings/notifications")
     # The mail server's own answer is quoted as it said it.
     assert_french(page, theirs=ANSWER)
-    assert "Le serveur de courriel a refusé : 550 No such user" in page.text
+    assert "Le serveur de courriel a refusé\u00a0: 550 No such user" in page.text
     assert "10.0.0.1 est une adresse privée" in page.text
     form = {"csrf_token": csrf, "event": "failed", "scope": "all", "channel": "webhook"}
     added = await french.post(
         "/settings/notifications", data=form | {"webhook_url": "https://93.184.216.34/hook"}
     )
     assert_french(added, 201, theirs=ANSWER)
-    assert "Vous serez averti par webhook quand l'une de vos tâches échoue." in added.text
+    assert "Vous serez averti par webhook quand l'un de vos travaux échoue." in added.text
     refused = await french.post(
         "/settings/notifications", data=form | {"webhook_url": "http://127.0.0.1:8000/"}
     )
@@ -146,7 +147,7 @@ async def test_the_browser_notifications_feed_speaks_french(
         repository.add_event(session, job.id, "running", "completed", reason=None, source="poller")
     feed = (await french.get(f"/notifications/feed?after={start['cursor']}")).json()
     assert feed["notices"] == [
-        {"title": "Tâche sim : terminée", "body": "La tâche sim est maintenant terminée."}
+        {"title": "Travail sim\u00a0: terminé", "body": "Le travail sim est maintenant terminé."}
     ]
 
 

@@ -12,7 +12,8 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import AccountingJob, AssociationLimit, ClusterStatus, UsageDaily
+from app.models.clusters import ClusterStatus
+from app.models.usage import AccountingJob, AssociationLimit, UsageDaily
 from app.scheduler.disk_usage import FilesystemUsage, QuotaFigures
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
@@ -209,7 +210,7 @@ async def test_a_managers_dashboard_and_disk_usage_are_in_french(
     panel = assert_french(await french.get("/dashboard/disk-usage", headers=HTMX), fragment=True)
 
     assert "Tableau de bord" in dashboard and "3 libres sur 4" in dashboard
-    assert "4 tâches : 1 terminée(s)" in dashboard and "Injoignable" in dashboard
+    assert "4 tâches\u00a0: 1 terminée(s)" in dashboard and "Injoignable" in dashboard
     assert "12\u202f034 sur 500\u202f000 (2 %)" in panel and "Quota dépassé" in panel
     assert "délai de grâce 6days" in panel
 
@@ -226,7 +227,7 @@ async def test_a_managers_usage_and_language_pages_are_in_french(
     )
     assert_french(await french.get("/settings/language"))
 
-    assert "Heures-CPU par jour, par projet" in usage and "Tâches qui gaspillent" in usage
+    assert "Heures-CPU par jour, par projet" in usage and "Travaux qui gaspillent" in usage
     assert "plus de\u00a0100\u00a0%" in usage and "tout le projet" in usage
     assert "par semaine, par utilisateur" in weekly
 
@@ -247,8 +248,8 @@ async def test_a_members_empty_dashboard_and_refusals_are_in_french(
     assert bad_date.status_code == 422
     assert "le mois n'est pas entre 1 et 12" in visible_text(bad_date.text)
     assert_french(bad_date)
-    assert "Aucune tâche abc." in assert_french(no_job)
-    assert "Aucune tâche abc." in assert_french(toast, fragment=True)
+    assert "Aucun travail abc." in assert_french(no_job)
+    assert "Aucun travail abc." in assert_french(toast, fragment=True)
 
 
 async def test_an_administrators_pages_and_a_crash_are_in_french(

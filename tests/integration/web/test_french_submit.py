@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.job_templates import choices
 from app.job_templates.service import TemplateDraft, create
-from app.models import JobTemplate, User
+from app.models.job_templates import JobTemplate
+from app.models.users import User
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry
 from app.scheduler.types import PartitionInfo
@@ -192,11 +193,11 @@ async def test_template_editor_refusals_are_in_french(
     }
     page = _all_french(await client.post("/templates/new", data=broken, headers=FRENCH), 422)
     assert "Donnez au modèle un nom" in page and "Le texte doit correspondre au motif" in page
-    assert "ligne 2 : ce {% if %} n'a pas de {% endif %}" in page
+    assert "ligne 2\u00a0: ce {% if %} n'a pas de {% endif %}" in page
     unknown = broken | {"name": "Essai", "script": "#!/bin/bash\necho {{ qui }}\n"}
     unknown |= {"params-0-name": "autre", "params-0-label": "Autre", "params-0-min": ""}
     page = _all_french(await client.post("/templates/new", data=unknown, headers=FRENCH), 422)
-    assert "Le script utilise {{ qui }}" in page and "Utilisé nulle part : autre." in page
+    assert "Le script utilise {{ qui }}" in page and "Utilisé nulle part\u00a0: autre." in page
     arithmetic = unknown | {"script": "#!/bin/bash\necho $(( {{ autre }} + 1 ))\n"}
     arithmetic |= {"params-0-type": "text"}
     preview = await client.post("/templates/preview", data=arithmetic, headers=FRAGMENT)
@@ -210,10 +211,10 @@ async def test_submit_form_and_its_refusals_are_in_french(
     url = f"/templates/{site.id}/submit"
     csrf = await sign_in(client, "alice")
     form = _all_french(await client.get(url, headers=FRENCH))
-    assert "Comme sbatch le lit : 90 vaut 90 minutes" in form
+    assert "Comme sbatch le lit\u00a0: 90 vaut 90 minutes" in form
     refusals = {
         "duree": ("2:00:00", "La partition debug permet au plus 1:00:00."),
-        "partition": ("nulle", "'nulle' n'est pas une partition de testcluster ; choisissez"),
+        "partition": ("nulle", "'nulle' n'est pas une partition de testcluster\u202f; choisissez"),
         "sortie": ("/etc/x", "Doit se trouver sous /home ou /scratch."),
         "message": ("", "Ce champ est obligatoire."),
         "noeuds": ("3", "3 nœuds demandent au moins 3 tâches"),
@@ -261,22 +262,22 @@ async def test_the_script_reading_is_in_french_and_slurms_words_are_kept(
     data = _script_form(csrf, people.physics.id, script)
     reading = _all_french(await client.post("/submit/script/check", data=data, headers=FRAGMENT))
     for french in (
-        "ligne 2 : sbatch n'a pas d'option --ntaks-per-node (vouliez-vous dire",
-        "ligne 3 : --time demande une valeur",
-        "ligne 4 : sbatch n'a pas d'option -y",
-        "ligne 5 : un guillemet ' n'est jamais fermé",
-        "ligne 6 : --hold ne prend pas de valeur",
-        "ligne 7 : --no est ambiguë : --no-kill ou --no-requeue ou --nodefile",
-        "ligne 9 : <code>#SBATCH --mem=4G</code>",
+        "ligne 2\u00a0: sbatch n'a pas d'option --ntaks-per-node (vouliez-vous dire",
+        "ligne 3\u00a0: --time demande une valeur",
+        "ligne 4\u00a0: sbatch n'a pas d'option -y",
+        "ligne 5\u00a0: un guillemet ' n'est jamais fermé",
+        "ligne 6\u00a0: --hold ne prend pas de valeur",
+        "ligne 7\u00a0: --no est ambiguë\u00a0: --no-kill ou --no-requeue ou --nodefile",
+        "ligne 9\u00a0: <code>#SBATCH --mem=4G</code>",
     ):
         assert french in reading, french
     refused = await client.post("/submit/script", data=data, headers=FRENCH)
     page = _all_french(refused, 422)
-    assert "ligne 2 : sbatch n'a pas d'option --ntaks-per-node" in page
-    assert "ligne 3 : --time demande une valeur" in page
+    assert "ligne 2\u00a0: sbatch n'a pas d'option --ntaks-per-node" in page
+    assert "ligne 3\u00a0: --time demande une valeur" in page
     bad_time = _script_form(csrf, people.physics.id, "#!/bin/bash\n#SBATCH --time=demain\n")
     page = _all_french(await client.post("/submit/script", data=bad_time, headers=FRENCH), 422)
-    assert "Valeur de --time invalide : 'demain'" in page
+    assert "Valeur de --time invalide\u00a0: 'demain'" in page
     countdown = _script_form(csrf, people.physics.id, "#!/bin/bash\n#SBATCH --array=5-1\n")
     verdict = await client.post("/submit/script/preflight", data=countdown, headers=FRAGMENT)
     assert "5-1 est décroissant" in _all_french(verdict)
@@ -289,7 +290,7 @@ async def test_the_clusters_verdict_is_in_french(
     data = _script_form("", people.physics.id, "#!/bin/bash\n#SBATCH --time=5\necho oui\n")
     data["csrf_token"] = await sign_in(client, "alice")
     accepted = await client.post("/submit/script/preflight", data=data, headers=FRAGMENT)
-    assert "La grappe accepterait cette tâche telle quelle." in _all_french(accepted)
+    assert "La grappe accepterait ce travail tel quel." in _all_french(accepted)
     data["csrf_token"] = await sign_in(client, "carol")
     refused = await client.post("/submit/script/preflight", data=data, headers=FRAGMENT)
     assert "Le compte n'existe pas ou vous n'en êtes pas membre." in _all_french(refused)

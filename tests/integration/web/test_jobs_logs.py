@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.config import load_clusters
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.registry import SchedulerRegistry, Schedulers

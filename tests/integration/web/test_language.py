@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import User
+from app.models.users import User
 from tests.integration.web.conftest import sign_in
 from tests.world import World
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import httpx
@@ -11,8 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.config import Settings
 from app.db import unit_of_work
 from app.jobs import repository
-from app.models import Job
+from app.models.base import utc_now
+from app.models.jobs import Job
+from app.models.notifications import DeliveryAttempt, Notification
 from tests.factories import make_job
+from tests.integration.notifications.conftest import add_rule
 from tests.integration.web.conftest import sign_in
 from tests.world import World
 
@@ -67,6 +71,40 @@ async def test_a_loopback_webhook_is_refused_with_the_reason(
     )
 
 
+# An IPv4 address carried in IPv6 (compatible, NAT64, 6to4) is judged by that IPv4 address.
+@pytest.mark.parametrize(
+    "host", ["[::127.0.0.1]:8000", "[64:ff9b::169.254.169.254]", "[2002:a9fe:a9fe::1]"]
+)
+async def test_an_ipv4_address_carried_in_ipv6_is_refused_as_that_address(
+    client: httpx.AsyncClient, world: World, host: str
+) -> None:
+    csrf = await sign_in(client, "alice")
+    form = {"csrf_token": csrf, "event": "ended", "scope": "all", "channel": "webhook"}
+    refused = await client.post(
+        "/settings/notifications",
+        data=form | {"webhook_url": f"http://{host}/latest/meta-data/"},
+    )
+    assert refused.status_code == 422
+    assert (
+        "is a private, loopback or link-local address; webhooks go only to public addresses."
+        in refused.text
+    )
+
+
+async def test_a_host_name_with_no_ascii_form_is_refused_in_the_readers_language(
+    client: httpx.AsyncClient, world: World
+) -> None:
+    csrf = await sign_in(client, "alice")
+    form = {"csrf_token": csrf, "event": "ended", "scope": "all", "channel": "webhook"}
+    refused = await client.post(
+        "/settings/notifications",
+        data=form | {"webhook_url": "https://exa mple.org/in"},
+        headers={"Accept-Language": "fr"},
+    )
+    assert refused.status_code == 422
+    assert "exa mple.org n&#39;est pas un nom d&#39;hôte valide" in refused.text
+
+
 async def test_notify_me_on_a_job_page_adds_a_rule_for_that_job(
     client: httpx.AsyncClient, sessionmaker: async_sessionmaker[AsyncSession], world: World
 ) -> None:
@@ -114,3 +152,60 @@ async def test_the_feed_gives_own_job_changes_after_the_cursor(
         {"job_id": job.id, "name": "sim", "slurm_job_id": None, "state": "completed"}
     ]
     assert (await client.get(f"/notifications/feed?after={feed['cursor']}")).json()["changes"] == []
+
+
+async def test_a_manager_asks_for_allocation_warnings(
+    client: httpx.AsyncClient, world: World
+) -> None:
+    csrf = await sign_in(client, "alice")
+    page = await client.get("/settings/notifications")
+    assert "(not a job) a project I manage has used 80 %, then 95 %, of its allocation" in page.text
+    added = await client.post(
+        "/settings/notifications",
+        data={"csrf_token": csrf, "event": "allocation", "scope": "all", "channel": "email"},
+    )
+    assert added.status_code == 201
+    assert (
+        "You will be told by e-mail when a project you manage has used 80 % and again 95 % of "
+        "its allocation."
+    ) in added.text
+
+
+async def test_the_delivery_log_shows_the_newest_ten_and_pages_to_older_ones(
+    client: httpx.AsyncClient, world: World, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    job = await _job(sessionmaker, world)
+    rule = await add_rule(sessionmaker, world.alice, "ended")
+    async with unit_of_work(sessionmaker) as session:
+        sent = Notification(
+            rule_id=rule.id,
+            user_id=world.alice.id,
+            job_id=job.id,
+            event="ended",
+            job_state="completed",
+        )
+        session.add(sent)
+        await session.flush()
+        session.add_all(
+            DeliveryAttempt(
+                notification_id=sent.id,
+                user_id=world.alice.id,
+                attempt=number,
+                at=utc_now(),
+                channel="email",
+                is_success=False,
+                error="refused",
+            )
+            for number in range(1, 13)
+        )
+    await sign_in(client, "alice")
+    attempt = re.compile(r'<td data-label="Attempt">(\d+)</td>')
+
+    newest = await client.get("/settings/notifications")
+    older = re.search(r'<a href="([^"]+)" rel="next">Older deliveries</a>', newest.text)
+    assert older is not None and "Newer deliveries" not in newest.text
+    rest = await client.get(html.unescape(older[1]))
+
+    assert attempt.findall(newest.text) == [str(n) for n in range(12, 2, -1)]
+    assert attempt.findall(rest.text) == ["2", "1"]
+    assert "Older deliveries" not in rest.text and "Newer deliveries" in rest.text

@@ -9,10 +9,15 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import AuditEvent, SignInCounter, utc_now
+from app.models.audit import AuditEvent
+from app.models.base import utc_now
+from app.models.web_sessions import SignInCounter
 from app.web.settings import WebSettings
 from tests.integration.web.conftest import csrf_from
 from tests.world import World
+
+# The portability tier: these also run on SQLite (ADR 0018).
+pytestmark = pytest.mark.sqlite
 
 
 async def _sign_in_from(app: FastAPI, address: str, login: str, password: str) -> httpx.Response:

@@ -2,7 +2,7 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import JobTemplate, TemplateVersion
+from app.models.job_templates import JobTemplate, TemplateVersion
 from tests.integration.web.conftest import sign_in
 from tests.integration.web.helpers import SCRIPT, make_template
 from tests.world import World

@@ -6,7 +6,7 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import ApiToken
+from app.models.api_tokens import ApiToken
 from app.tokens import service as tokens
 from app.users.actor import Actor
 from tests.integration.web.conftest import sign_in

@@ -3,6 +3,7 @@ colour, and wasteful jobs linked to their pages when the portal has them."""
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -10,7 +11,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.models import AccountingJob, UsageDaily
+from app.models.usage import AccountingJob, UsageDaily
 from app.web.usage_views import MEMORY_OVER, share
 from tests.factories import make_job
 from tests.integration.web.conftest import sign_in
@@ -98,7 +99,7 @@ async def test_memory_over_the_request_is_worded_not_822_percent(
 
     assert "822 %" not in page
     over = (
-        '<span class="over-request">over\u00a0100\u00a0%<span class="over-words">: '
+        '<span class="over-request">over\u00a0100\u00a0%: <span class="over-words">'
         "used 8.2 times the memory asked for</span></span>"
     )
     # By project, by user, and on each of the two wasteful jobs.
@@ -157,3 +158,36 @@ async def test_job_page_words_memory_used_over_the_request(
 
     assert "822.0 %" not in page
     assert "used 8.2 times the memory asked for" in page
+
+
+async def test_wasteful_jobs_show_ten_a_page_newest_first_with_links_between_pages(
+    client: httpx.AsyncClient, people: World, sessionmaker: async_sessionmaker[AsyncSession]
+) -> None:
+    cluster = people.physics.cluster
+    ended = datetime.combine(DAY, time(12), tzinfo=UTC)
+    async with sessionmaker() as session:
+        session.add_all(
+            _accounting(cluster, str(9100 + n), end_time=ended + timedelta(minutes=n))
+            for n in range(23)
+        )
+        await session.commit()
+    await sign_in(client, "alice")
+
+    pages, url = [], "/usage?" + "&".join(f"{key}={value}" for key, value in RANGE.items())
+    while url:
+        page = (await client.get(url)).text
+        wasteful = page[
+            page.index('id="waste-heading"') : page.index("</section>", page.index('id="wasteful"'))
+        ]
+        pages.append((re.findall(r"<td>(91\d\d)</td>", wasteful), wasteful))
+        older = re.search(r'<a href="([^"]+)" rel="next">Older wasteful jobs</a>', wasteful)
+        url = html.unescape(older[1]) if older else ""
+
+    assert [ids for ids, _ in pages] == [
+        [str(9100 + n) for n in range(22, 12, -1)],
+        [str(9100 + n) for n in range(12, 2, -1)],
+        [str(9100 + n) for n in range(2, -1, -1)],
+    ]
+    assert "1 to 10 of 23 wasteful jobs, newest first." in pages[0][1]
+    assert "21 to 23 of 23 wasteful jobs, newest first." in pages[2][1]
+    assert "Newer wasteful jobs" not in pages[0][1] and "Newer wasteful jobs" in pages[2][1]

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
-from app.cli.client import PortalClient
+from app.cli.client import CliError, PortalClient
 from app.cli.config import ClientConfig
 from app.cli.main import _parse
 
@@ -63,3 +64,32 @@ def test_overrides_and_arguments_become_the_api_body(tmp_path: Path) -> None:
     assert (body["project_id"], body["time_limit_minutes"], body["memory_mb"]) == (8, 2880, 4096)
     assert (body["cpus_per_task"], body["name"], body["array"]) == (2, "x", "1-3%1")
     assert body["args"] == ["run 1"]
+
+
+def test_dependency_names_portal_jobs_as_sbatch_would(tmp_path: Path) -> None:
+    script = tmp_path / "after.sh"
+    script.write_text("#!/bin/bash\ntrue\n")
+    sent: list[dict[str, object]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(201, json={"id": 3, "state": "pending"})
+
+    client = PortalClient(CONFIG, transport=httpx.MockTransport(answer))
+    args = _parse(["submit", str(script), "-d", "afterok:12:13,singleton"])
+    assert args.run(client, args) == 0
+    assert sent[0]["depends_on"] == [
+        {"kind": "afterok", "job_ids": [12, 13]},
+        {"kind": "singleton", "job_ids": []},
+    ]
+    args = _parse(["submit", "hello", "--dependency", "afterany:4"])
+    assert args.dependency == "afterany:4"
+
+
+def test_a_malformed_dependency_is_a_usage_error(tmp_path: Path) -> None:
+    script = tmp_path / "after.sh"
+    script.write_text("#!/bin/bash\ntrue\n")
+    args = _parse(["submit", str(script), "-d", "after:12"])
+    client = PortalClient(CONFIG, transport=httpx.MockTransport(lambda r: httpx.Response(500)))
+    with pytest.raises(CliError, match=r"^--dependency after:12: expected e\.g\. afterok:12:13"):
+        args.run(client, args)

@@ -93,3 +93,12 @@ def test_end_deletes_the_session_and_a_session_that_ends_first_is_a_failure(
     with pytest.raises(CliError) as failed:
         _run(gone, "sessions", "launch", "jupyterlab", "--project", "3", "--wait")
     assert failed.value.exit_code is ExitCode.JOB_FAILED
+
+
+def test_keep_asks_the_portal_to_keep_the_session(capsys: pytest.CaptureFixture[str]) -> None:
+    kept = RUNNING | {"idle_since": None, "idle_ends_at": None}
+    recorded = Recorded({("POST", "/api/v1/sessions/5/keep"): [kept]})
+
+    assert _run(recorded, "--json", "sessions", "keep", "5") is ExitCode.OK
+    assert recorded.requests[0].method == "POST"
+    assert json.loads(capsys.readouterr().out)["idle_ends_at"] is None

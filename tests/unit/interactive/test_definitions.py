@@ -96,3 +96,26 @@ def test_a_definitions_name_is_its_files_name(tmp_path: Path) -> None:
 def test_a_missing_site_folder_is_named(tmp_path: Path) -> None:
     with pytest.raises(DefinitionError, match="not a directory"):
         load_definitions(tmp_path / "apps")
+
+
+def test_the_shipped_desktop_is_a_vnc_app_whose_script_cleans_up_after_itself() -> None:
+    apps = load_definitions()
+    desktop = apps["desktop"]
+
+    assert (desktop.kind, desktop.open_path) == ("vnc", "")
+    assert (apps["jupyterlab"].kind, apps["jupyterlab"].open_path) == ("http", "lab")
+    subprocess.run(["bash", "-n"], input=desktop.script, text=True, check=True)
+    for needed in ("-localhost yes", "tigervncpasswd -f", "dbus-launch --exit-with-session",
+                   "websockify", "PR_SET_CHILD_SUBREAPER", "trap cleanup EXIT"):  # fmt: skip
+        assert needed in desktop.script
+    # The password reaches Xvnc in a file, and the secret only bash's own printf (a builtin,
+    # so no command line other users of the node can read).
+    assert "-PasswordFile" in desktop.script
+    uses = [line.strip() for line in desktop.script.splitlines() if "$secret" in line]
+    assert all(line.startswith("printf ") for line in uses), uses
+
+
+def test_an_unknown_kind_is_refused_by_name(tmp_path: Path) -> None:
+    _write(tmp_path, "odd", CODE_SERVER.replace('"code-server"', '"odd"') + 'kind = "rdp"\n')
+    with pytest.raises(DefinitionError, match="kind"):
+        load_definitions(tmp_path)

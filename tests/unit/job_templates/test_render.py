@@ -6,7 +6,8 @@ import pytest
 from app.errors import ValidationFailed
 from app.job_templates.context import PartitionChoice, SubmitContext
 from app.job_templates.render import render, script_problem
-from app.models import Project, TemplateVersion
+from app.models.job_templates import TemplateVersion
+from app.models.projects import Project
 from app.scheduler.slurm.commands import sbatch_argv
 from app.scheduler.types import Gres, JobSpec
 from app.scheduler.validation import validate_spec

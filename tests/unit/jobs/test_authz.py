@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.jobs.authz import can_act, can_view
-from app.models import Job
+from app.models.jobs import Job
 from app.users.actor import Actor
 
 OWNER_ID = 1

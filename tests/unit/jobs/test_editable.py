@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.jobs.editable import editable_script
 from app.jobs.scripts import ScriptJob, read_script
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.directives import read_directives
 
 HOME = "/home/alice"

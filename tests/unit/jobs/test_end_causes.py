@@ -7,7 +7,7 @@ import pytest
 from app.i18n import use_locale
 from app.jobs import event_notes
 from app.jobs.end_causes import EndCause, ending
-from app.models import Job
+from app.models.jobs import Job
 
 
 def job(**fields: object) -> Job:
@@ -79,4 +79,4 @@ def test_a_submission_that_never_reached_slurm_does_not_say_the_cluster_refused_
     assert (found.explanation, found.slurm_words) == (sentence, None)
     with use_locale("fr"):
         french = ending(job(state="submit_failed", submit_error=note))
-    assert french is not None and french.explanation.startswith("Non soumis : ")
+    assert french is not None and french.explanation.startswith("Non soumis\u00a0: ")

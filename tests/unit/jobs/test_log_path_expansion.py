@@ -1,7 +1,7 @@
 import pytest
 
 from app.jobs.logs import expand_log_path
-from app.models import Job
+from app.models.jobs import Job
 from app.scheduler.errors import InvalidSpec
 from app.scheduler.log_paths import PatternValues, check_expanded_paths, expand
 from app.scheduler.types import JobSpec

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from app.jobs import states
-from app.models import JOB_STATES
+from app.models.jobs import JOB_STATES
 from app.scheduler.states import JobState
+from app.vocabulary.job_states import RENAMED, JobStateName
 
 
 @pytest.mark.parametrize("scheduler_state", list(JobState))
@@ -63,3 +64,19 @@ def test_allowed_actions(state: str, can_cancel: bool, can_hold: bool, can_relea
 def test_array_parent_shows_the_most_telling_end() -> None:
     assert states.most_telling_end(["completed", "timeout", "failed"]) == "timeout"
     assert states.most_telling_end(["completed", "completed"]) == "completed"
+
+
+def test_the_portal_states_are_the_scheduler_states_and_two_of_the_portal_own() -> None:
+    """One vocabulary: a scheduler state is never missing from the portal's, and the portal
+    adds only the two states before and instead of the scheduler taking the job."""
+    from_scheduler = {states.portal_state(state) for state in JobState}
+    portal_only = {JobStateName.SUBMITTING, JobStateName.SUBMIT_FAILED}
+    assert set(JobStateName) == from_scheduler | portal_only
+    assert from_scheduler.isdisjoint(portal_only)
+    assert set(JOB_STATES) == {state.value for state in JobStateName}
+
+
+@pytest.mark.parametrize("scheduler_state", list(JobState))
+def test_a_scheduler_state_keeps_its_value_unless_renamed(scheduler_state: JobState) -> None:
+    expected = RENAMED.get(scheduler_state, scheduler_state.value)
+    assert states.portal_state(scheduler_state) == expected

@@ -95,3 +95,66 @@ async def test_loopback_is_refused_unless_the_operator_allows_it() -> None:
 async def test_a_name_that_does_not_resolve_is_refused() -> None:
     with pytest.raises(UnsafeUrl, match="cannot be resolved"):
         await check_target("https://no-such-host.invalid/hook", allow_private=False)
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::127.0.0.1",
+        "::10.0.0.1",
+        "::169.254.169.254",
+        "::ffff:0:127.0.0.1",
+        "64:ff9b::127.0.0.1",
+        "64:ff9b::10.1.2.3",
+        "64:ff9b::169.254.169.254",
+        "64:ff9b:1::127.0.0.1",
+        "64:ff9b:1:7f00:1::",
+        "2002:7f00:1::1",
+        "2002:a9fe:a9fe::1",
+        "2001:0:4136:e378:8000:63bf:80ff:fffe",
+    ],
+)
+def test_an_ipv4_address_carried_in_ipv6_is_judged_by_that_ipv4_address(address: str) -> None:
+    assert not is_public(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::8.8.8.8", "2002:808:808::1", "::ffff:8.8.8.8"])
+def test_a_public_ipv4_address_carried_in_ipv6_is_public(address: str) -> None:
+    assert is_public(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize(
+    ("typed", "stored"),
+    [
+        ("https://Bücher.Example/hook?x=ü", "https://xn--bcher-kva.example/hook?x=ü"),
+        (
+            "http://\uff2c\uff2f\uff23\uff21\uff2c\uff28\uff2f\uff33\uff34:8080/in",
+            "http://localhost:8080/in",
+        ),
+        ("https://HOOKS.example.org/in", "https://hooks.example.org/in"),
+        ("https://[::1]:8443/in", "https://[::1]:8443/in"),
+    ],
+)
+def test_a_host_name_is_stored_in_its_ascii_form(typed: str, stored: str) -> None:
+    assert urls.normalised(typed) == stored
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://exa mple.org/",
+        "http://a..example.org/",
+        "http://-a.example.org/",
+        "http://xn--zz.org/",
+    ],
+)
+def test_a_host_name_with_no_ascii_form_is_refused(url: str) -> None:
+    with pytest.raises(UnsafeUrl, match="not a valid host name"):
+        check_syntax(url)
+
+
+async def test_the_request_carries_the_host_name_in_ascii(monkeypatch: pytest.MonkeyPatch) -> None:
+    _resolving_to(monkeypatch, "93.184.216.34")
+    target = await check_target("https://Bücher.example:8443/in", allow_private=False)
+    assert target.host_header == "xn--bcher-kva.example:8443"
+    assert target.hostname == "xn--bcher-kva.example"

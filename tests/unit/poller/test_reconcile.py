@@ -275,3 +275,52 @@ def test_parent_waits_for_accounting_to_confirm_a_task_that_just_ended() -> None
     confirmed = [info("12_0", JobState.COMPLETED, exit_code=0)]
     changes = reconcile([parent("running"), task], queue, confirmed, NOW, GRACE)
     assert {t.job_id: t.to_state for t in changes} == {10: "completed", 11: "completed"}
+
+
+def test_an_array_takes_its_submission_time_and_the_partition_slurm_chose_from_its_tasks() -> None:
+    submitted = NOW - timedelta(minutes=1)
+    queue = [
+        info("12_1", JobState.RUNNING, submit_time=submitted, partition="debug"),
+        info("12_[2-5]", JobState.QUEUED, submit_time=submitted, partition="debug"),
+    ]
+    changes = {t.job_id: t for t in reconcile([parent()], queue, [], NOW, GRACE)}
+    assert changes[10].changes["submitted_at"] == submitted
+    assert changes[10].changes["chosen_partition"] == "debug"
+    created = changes[None].changes
+    assert (created["chosen_partition"], created["submitted_at"]) == ("debug", submitted)
+
+
+def test_a_pending_job_that_may_run_in_several_partitions_has_not_been_given_one() -> None:
+    queue = [info("100", JobState.RUNNING, partition="debug")]
+    [started] = reconcile([job("pending")], queue, [], NOW, GRACE)
+    [undecided] = reconcile(
+        [job("pending")],
+        [info("100", JobState.QUEUED, partition="a,b", reason="Priority")],
+        [],
+        NOW,
+        GRACE,
+    )
+    assert started.changes["chosen_partition"] == "debug"
+    assert "chosen_partition" not in undecided.changes
+
+
+def test_a_job_that_just_ended_takes_its_partition_from_the_queue_until_accounting_has_it() -> None:
+    queue = [info("100", JobState.COMPLETED, partition="debug", end_time=NOW)]
+    accounting = [info("100", JobState.COMPLETED, exit_code=0, end_time=NOW)]
+    [ended] = reconcile([job("pending")], queue, accounting, NOW, GRACE)
+    assert (ended.to_state, ended.changes["chosen_partition"]) == ("completed", "debug")
+
+
+def test_a_task_first_seen_ended_keeps_the_log_path_the_queue_gave_it() -> None:
+    # The poller's first look at an array whose task 1 has already ended: accounting's record
+    # (which never has log paths) replaces the queue's, which holds the task's own %j.
+    out = "/home/carol/hand-array_906.out"
+    queue = [
+        info("12_1", JobState.COMPLETED, end_time=NOW, raw_job_id="906", stdout_path=out),
+        info("12_2", JobState.RUNNING, raw_job_id="907", stdout_path="/home/carol/x_907.out"),
+    ]
+    accounting = [info("12_1", JobState.COMPLETED, exit_code=0, end_time=NOW, raw_job_id="906")]
+    changes = reconcile([parent("running")], queue, accounting, NOW, GRACE)
+    created = {t.changes["slurm_job_id"]: t for t in changes if t.job_id is None}
+    assert created["12_1"].to_state == "completed"
+    assert created["12_1"].changes["stdout_path"] == out

@@ -38,3 +38,14 @@ def test_the_lease_outlives_the_holders_longest_healthy_gap() -> None:
     assert timing.lease.total_seconds() > longest_gap
     # A standby retries often enough to take over within two intervals of the last renewal.
     assert timing.lease.total_seconds() + timing.standby_retry <= 2 * 10.0
+
+
+def test_the_back_off_ceiling_is_a_setting_defaulting_to_one_minute() -> None:
+    from app.config import Settings
+
+    settings = Settings(poll_backoff_max=5.0)
+    timing = PollTiming(1.0, settings.poll_backoff_max)
+    low, high = _bounds(5.0)
+    assert all(low <= timing.after_cycle(failures) <= high for failures in (3, 4, 50))
+    assert Settings().poll_backoff_max == MAX_BACKOFF_SECONDS
+    assert Settings().submit_grace == 60.0
