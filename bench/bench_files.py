@@ -29,7 +29,7 @@ from portal_process import CLUSTER, CLUSTERS_FILE, alice_with_token, served
 
 from app.db import migrate_to_head
 from app.scheduler.config import ClusterConfig, load_clusters
-from app.scheduler.slurm.ssh import UserCertificates
+from app.scheduler.slurm.certificates import UserCertificates
 
 PART = 8 << 20
 

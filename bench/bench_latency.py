@@ -33,7 +33,8 @@ from app.db import create_engine, create_sessionmaker
 from app.jobs import states
 from app.jobs.requests import JobRequest
 from app.jobs.service import JobService
-from app.models import Job, JobEvent, Project
+from app.models.jobs import Job, JobEvent
+from app.models.projects import Project
 from app.poller.runner import run_poller
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter

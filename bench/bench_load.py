@@ -24,7 +24,6 @@ import logging
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,9 +39,16 @@ from sqlalchemy import insert, select
 from sqlalchemy.engine import make_url
 
 from app.db import create_engine, create_sessionmaker, migrate_to_head
-from app.models import Job, Membership, User
+from app.models.jobs import Job
+from app.models.projects import Membership
+from app.models.users import User
 from app.tokens import service as tokens
 from app.users.service import actor_for
+
+# The repository's root, for tests.portal: a script's path starts with its own folder.
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.portal import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
@@ -121,13 +127,6 @@ async def _token(session: object, user: User) -> str:
         lifetime_days=1,
     )
     return created.secret
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def portal_env(url: str, args: argparse.Namespace) -> dict[str, str]:

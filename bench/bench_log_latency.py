@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import logging
 import os
-import socket
 import statistics
 import tempfile
 import time
@@ -24,11 +23,14 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from portal_process import free_port
 
 from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head, unit_of_work
 from app.main import create_app
-from app.models import Job, Membership, Project, User, UserClusterAccount
+from app.models.jobs import Job
+from app.models.projects import Membership, Project
+from app.models.users import User, UserClusterAccount
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.scheduler.types import JobSpec
@@ -85,13 +87,6 @@ async def _arrange(database_url: str, slurm_id: str) -> int:
     return job_id
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 async def _sign_in(client: httpx.AsyncClient) -> None:
     form = await client.get("/signin")
     token = form.text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
@@ -127,7 +122,7 @@ async def run(lines: int, every: float) -> None:
             clusters_file=Path(CLUSTERS_FILE),
             run_poller_in_web=False,
         )
-        port = _free_port()
+        port = free_port()
         config = uvicorn.Config(create_app(settings), port=port, log_level="warning")
         server = uvicorn.Server(config)
         serving = asyncio.create_task(server.serve())

@@ -206,7 +206,7 @@ async def _visible_job(database_url: str, total: int) -> int:
     maker = create_sessionmaker(engine)
     from sqlalchemy import select
 
-    from app.models import Job
+    from app.models.jobs import Job
 
     async with maker() as session:
         query = select(Job.id).where(Job.owner_user_id == 1, Job.id > total - 1000)

@@ -23,7 +23,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import create_engine, create_sessionmaker, migrate_to_head
-from app.models import Job, Membership, Project, User, UserClusterAccount
+from app.models.jobs import Job
+from app.models.projects import Membership, Project
+from app.models.users import User, UserClusterAccount
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.base import SchedulerAdapter
 from app.scheduler.config import load_clusters

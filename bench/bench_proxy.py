@@ -45,6 +45,7 @@ from pathlib import Path
 
 import httpx
 import uvicorn
+from portal_process import free_port
 from sqlalchemy import select
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -52,10 +53,15 @@ from app.config import Settings
 from app.db import create_engine, create_sessionmaker, migrate_to_head, unit_of_work
 from app.jobs import states
 from app.main import create_app
-from app.models import InteractiveSession, Job, Project, User, utc_now
+from app.models.base import utc_now
+from app.models.interactive import InteractiveSession
+from app.models.jobs import Job
+from app.models.projects import Project
+from app.models.users import User
 from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.seed import demo_password, seed_demo
+from app.vocabulary.job_states import JobStateName
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS_FILE = Path(os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml"))
@@ -70,13 +76,6 @@ EVERY = 0.1
 
 
 # --- shared helpers -----------------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _listening_socket() -> socket.socket:
@@ -211,7 +210,7 @@ async def _wait_running(browser: httpx.AsyncClient, database_url: str) -> Sessio
                 job = row.job
                 if states.is_terminal(job.state):
                     raise RuntimeError(f"the JupyterLab job ended: {job.state} {job.reason}")
-                ready = row.ready_at is not None and job.state == states.RUNNING
+                ready = row.ready_at is not None and job.state == JobStateName.RUNNING
                 if ready and row.port and row.secret and job.node_list:
                     return Session(row.id, row.uuid, job.node_list, row.port, row.secret)
             await asyncio.sleep(1)
@@ -418,7 +417,7 @@ async def _insert_sessions(database_url: str, ports: list[int]) -> list[str]:
 
 async def _start_portal(database_url: str, folder: Path) -> tuple[Process, str]:
     """``uvicorn --factory app.main:create_app`` as its own process; its output goes to a file."""
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in os.environ.items() if not key.startswith("PORTAL_")}
     env |= {
         "PORTAL_ENV": "dev",

@@ -44,7 +44,7 @@ def run_cli(argv: list[str]) -> str:
 
 
 def openssh_argv(config: ClusterConfig, tmp: Path) -> list[str]:
-    from app.scheduler.slurm.ssh import UserCertificates
+    from app.scheduler.slurm.certificates import UserCertificates
 
     key, cert = UserCertificates(config).credentials_for(USER)
     key.write_private_key(str(tmp / "id"))

@@ -1,10 +1,11 @@
 """Submitting through the portal's API against raw `sbatch` on the same cluster, in one run.
 
-    .venv/bin/python bench/bench_submit_api.py [--jobs 60] [--clients 4]
+    .venv/bin/python bench/bench_submit_api.py [--jobs 60] [--clients 4] [--web-workers N]
 
-Needs the local cluster (``scripts/dev-cluster up``), as root. Serves the portal with uvicorn
-in its own process (SQLite in a temporary directory, poller off) and, as ``alice`` with an API
-token, submits a held one-line script with ``POST /api/v1/jobs`` (the whole use case: checks,
+Needs the local cluster (``scripts/dev-cluster up``), as root. Serves the portal as production
+does, ``python -m app.serve`` with ``--web-workers`` uvicorn workers (default one per CPU, as
+``PORTAL_WEB_WORKERS``; SQLite in a temporary directory, poller off) and, as ``alice`` with an
+API token, submits a held one-line script with ``POST /api/v1/jobs`` (the whole use case: checks,
 preflight as alice over SSH, both database writes, sbatch); raw ``sbatch --hold`` runs as
 alice on the same machine (``runuser``). Both submit the same script with the same options.
 
@@ -30,6 +31,7 @@ from pathlib import Path
 import httpx
 from portal_process import alice_with_token, served
 
+from app.config import available_cpus
 from app.db import migrate_to_head
 
 SCRIPT = "#!/bin/bash\n#SBATCH --hold\ntrue\n"
@@ -129,12 +131,13 @@ def _report(through: list[float], raw: list[float], rates: dict[str, tuple[float
         )
 
 
-async def run(jobs: int, clients: int) -> None:
+async def run(jobs: int, clients: int, workers: int) -> None:
     with tempfile.TemporaryDirectory() as temporary:
         database_url = f"sqlite+aiosqlite:///{Path(temporary) / 'bench.db'}"
         migrate_to_head(database_url)
         token, project_id = await alice_with_token(database_url, account="physics")
-        with served(database_url) as port:
+        with served(database_url, workers) as port:
+            print(f"portal: {workers} web worker(s)")
             await _measure(port, token, project_id, jobs, clients)
 
 
@@ -142,10 +145,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=60, help="jobs per measurement and path")
     parser.add_argument("--clients", type=int, default=4, help="clients at once (part 2)")
+    parser.add_argument(
+        "--web-workers", type=int, default=available_cpus(), help="uvicorn workers (app.serve)"
+    )
     options = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    asyncio.run(run(options.jobs, options.clients))
+    asyncio.run(run(options.jobs, options.clients, options.web_workers))
 
 
 if __name__ == "__main__":

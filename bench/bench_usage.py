@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime, timedelta
 from sqlalchemy import text
 
 from app.db import create_engine, create_sessionmaker, migrate_to_head, unit_of_work
-from app.models import Project
+from app.models.projects import Project
 from app.reports import repository
 from app.reports.ingest import ingest_cycle
 from app.reports.usage import UsageQuery, usage_report

@@ -1,31 +1,34 @@
 """The portal served by uvicorn in a process of its own, for benchmarks that compare it with
 the cluster's own tools: a database of its own, the local cluster's clusters file, no poller.
 
-Imported by the benchmarks beside it (they run as scripts, so this folder is on their path).
+Imported by the benchmarks beside it (they run as scripts, so this folder is on their path);
+the process itself is the test suite's (``tests/portal.py``), so a benchmark starts the portal
+the way every test tier does.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
 from app.db import create_engine, create_sessionmaker, unit_of_work
-from app.models import Membership, Project, User, UserClusterAccount
+from app.models.projects import Membership, Project
+from app.models.users import User, UserClusterAccount
 from app.tokens import service as tokens
 from app.users.actor import Actor
 
-CLUSTERS_FILE = os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml")
-CLUSTER = "testcluster"
 ROOT = Path(__file__).resolve().parents[1]
+# The repository's root, for tests.portal: a script's path starts with its own folder.
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.portal import CLUSTERS_FILE, PortalProcess, free_port  # noqa: E402
+
+__all__ = ["CLUSTERS_FILE", "ROOT", "alice_with_token", "free_port", "served"]
+CLUSTER = "testcluster"
 
 
 async def alice_with_token(database_url: str, account: str | None = None) -> tuple[str, int]:
@@ -56,38 +59,18 @@ async def alice_with_token(database_url: str, account: str | None = None) -> tup
 
 
 @contextmanager
-def served(database_url: str) -> Iterator[int]:
-    """The portal listening on a free local port (yielded) until the block ends."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {
-        **os.environ,
-        "PORTAL_ENV": "dev",
-        "PORTAL_DATABASE_URL": database_url,
-        "PORTAL_CLUSTERS_FILE": CLUSTERS_FILE,
-        "PORTAL_RUN_POLLER_IN_WEB": "false",
-    }
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
-    argv += ["--port", str(port), "--log-level", "warning"]
-    # Its own session, so its helper processes end with it.
-    quiet = subprocess.DEVNULL
-    server = subprocess.Popen(
-        argv, env=env, cwd=ROOT, stdout=quiet, stderr=quiet, start_new_session=True
-    )
-    try:
-        _wait_until_up(port)
-        yield port
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait()
+def served(database_url: str, workers: int | None = None) -> Iterator[int]:
+    """The portal listening on a free local port (yielded) until the block ends; no poller.
 
-
-def _wait_until_up(port: int) -> None:
-    for _ in range(200):
+    With ``workers`` it is started as in production, ``python -m app.serve`` with that many
+    uvicorn workers; without, one uvicorn process as before."""
+    with tempfile.TemporaryDirectory() as logs:
+        log = Path(logs) / "portal.log"
+        portal = PortalProcess(
+            database_url, log, poller=False, workers=workers or 1, serve=workers is not None
+        )
+        portal.start()
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError("the portal did not start")
+            yield portal.port
+        finally:
+            portal.stop()
