@@ -24,9 +24,12 @@
   const OPTIONS = { resultTypes: ["violations"] };
   const lastFragment = new Map();
   // A page left before it has loaded is scanned once parsed, never half-way through a table.
+  // Parsed means readyState has left "loading", not DOMContentLoaded: that waits for deferred
+  // scripts, and a navigation started while one is still being fetched aborts the document
+  // (readyState jumps to "complete") without ever firing it.
   const parsed = new Promise((resolve) => {
     if (document.readyState !== "loading") resolve();
-    else document.addEventListener("DOMContentLoaded", resolve, { once: true });
+    else document.addEventListener("readystatechange", resolve, { once: true });
   });
   let queue = parsed;
   let busy = 0;

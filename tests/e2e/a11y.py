@@ -124,7 +124,12 @@ class Audit:
             return
         message = json.loads(text.removeprefix(MESSAGE_PREFIX))
         if message["kind"] == "open":
-            self._documents[console_message.page] = message["doc"]
+            page = console_message.page
+            self._documents[page] = message["doc"]
+            # A new document means every earlier navigation of this page is over: a leave heard
+            # beyond those held was for one the audit did not hold (answered by a test's own
+            # route, say) and must not stand in for the next one's.
+            self._leaves_heard[page] = min(self._leaves_heard[page], self._leaves_held[page])
         elif message["kind"] == "left":
             self._leaves_heard[console_message.page] += 1
         else:

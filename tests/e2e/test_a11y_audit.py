@@ -55,3 +55,35 @@ def test_violations_on_load_on_leaving_and_after_a_swap_are_reported(
     # The sign-in page it went on to has nothing to report, and nothing is reported twice.
     assert "/signin" not in found
     assert browser.audit.failure() is None
+
+
+# A page whose deferred script never arrives: it is parsed, but DOMContentLoaded waits for the
+# script, and the navigation away aborts the document before it could ever fire.
+UNFINISHED = """<!doctype html><html lang="en"><head><title>Unfinished</title>
+<script defer src="/a11y-never.js"></script></head>
+<body><main><h1>Unfinished</h1><img src="/static/none.png">
+<form action="/signin"><button type="submit">Leave</button></form></main></body></html>"""
+
+
+def test_a_page_left_before_its_deferred_scripts_arrived_is_scanned_as_it_was_left(
+    browser: Any, live_server: LiveServer
+) -> None:
+    context = browser.new_context(base_url=live_server.base_url)
+    page = context.new_page()
+    context.route(
+        "**/a11y-unfinished",
+        lambda route: route.fulfill(status=200, content_type="text/html", body=UNFINISHED),
+    )
+    context.route("**/a11y-never.js", lambda route: None)  # left pending: never answered
+
+    page.goto("/a11y-unfinished", wait_until="commit")
+    # Parsed (so the audit has heard the page open), its deferred script still on the way.
+    page.wait_for_function("() => document.readyState === 'interactive'")
+    page.get_by_role("button", name="Leave").click()
+    page.locator("#login").wait_for()
+    context.close()
+
+    found = browser.audit.failure()
+    assert found is not None
+    assert "left-unscanned" not in found
+    assert f"image-alt (critical) on {live_server.base_url}/a11y-unfinished [page]" in found
