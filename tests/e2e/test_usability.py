@@ -116,6 +116,9 @@ def _new_token_is_copied_by_keyboard(page: Any) -> None:
     page.get_by_label("Name").fill(f"copy-{uuid.uuid4().hex[:6]}")
     page.get_by_role("button", name="Create token").click()
     secret = page.get_by_label("Token", exact=True).input_value()
+    # The copy button's handler comes with the page's deferred scripts, which a loaded machine
+    # may still be fetching when the new page's field is already there.
+    page.wait_for_load_state()
     page.get_by_label("Token", exact=True).focus()
     page.keyboard.press("Tab")
     expect(page.get_by_role("button", name="Copy token")).to_be_focused()
