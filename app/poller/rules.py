@@ -15,6 +15,7 @@ from typing import Any
 from app.jobs import states
 from app.jobs.event_notes import FOUND_BY_SUBMISSION_ID, MISSING, NO_SLURM_JOB
 from app.poller.arrays import contains_task, task_ranges
+from app.scheduler.job_ids import array_task_of
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo
 from app.vocabulary.job_states import JobStateName
@@ -260,13 +261,15 @@ def filled_from(record: JobInfo, other: JobInfo | None) -> JobInfo:
 
 
 def pending_array_record(slurm_job_id: str, queue: Snapshot) -> JobInfo | None:
-    """The array's not-yet-started record (``12_[3-10]``) that still covers this task."""
-    array_id, _, task = slurm_job_id.partition("_")
-    if not task.isdigit():
+    """The array's not-yet-started record (``12_[3-10]``, PBS's ``12[].server``) that still
+    covers this task."""
+    task_of = array_task_of(slurm_job_id)
+    if task_of is None:
         return None
+    array_id, task = task_of
     for info in queue.by_array.get(array_id, ()):
         if not is_task_record(info) and contains_task(
-            task_ranges(info.array_task_id or ""), int(task)
+            task_ranges(info.array_task_id or ""), task
         ):
             return info
     return None

@@ -324,3 +324,18 @@ def test_a_task_first_seen_ended_keeps_the_log_path_the_queue_gave_it() -> None:
     created = {t.changes["slurm_job_id"]: t for t in changes if t.job_id is None}
     assert created["12_1"].to_state == "completed"
     assert created["12_1"].changes["stdout_path"] == out
+
+
+def test_a_pbs_task_covered_by_its_arrays_pending_record_is_not_missing() -> None:
+    task = job(
+        "held", "12[7].pbs-head", id=11, array_parent_id=10, last_seen_at=NOW - timedelta(hours=1)
+    )
+    pending = info(
+        "12[].pbs-head",
+        JobState.QUEUED_HELD,
+        array_job_id="12[].pbs-head",
+        array_task_id="[1-9]",
+        reason="Held by the user",
+    )
+    [change] = reconcile([task], [pending], [], NOW, GRACE)
+    assert (change.to_state, change.is_state_change) == ("held", False)
