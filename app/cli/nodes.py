@@ -54,7 +54,7 @@ def clusters(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     if args.json:
         output.print_json(body)
     else:
-        output.print_table(body, ("name", "username"))
+        output.print_table(body, ("name", "scheduler", "username"))
     return ExitCode.OK
 
 

@@ -40,7 +40,18 @@ async def test_list_names_clusters_with_my_username(
     headers = await issue_token(session, world.carol, ("read",))
     response = await cluster_client.get("/api/v1/clusters", headers=headers)
     assert response.status_code == 200
-    assert response.json() == [{"name": "testcluster", "username": "carol"}]
+    [cluster] = response.json()
+    assert (cluster["name"], cluster["username"], cluster["scheduler"]) == (
+        "testcluster",
+        "carol",
+        "slurm",
+    )
+    said = cluster["capabilities"]
+    assert (said["partition_word"], said["expected_start"], said["test_submission"]) == (
+        "partition",
+        True,
+        True,
+    )
 
 
 async def test_cluster_shows_partitions_and_my_associations(

@@ -263,3 +263,34 @@ async def test_a_pbs_array_retries_its_failed_task_as_a_stepped_range(on_pbs: On
 @pytest.mark.lsf
 async def test_an_lsf_array_retries_exactly_its_failed_task(on_lsf: OnCluster) -> None:
     await _retry_of_the_failing_task(on_lsf, "lsf", "2")
+
+
+@pytest.mark.pbs
+async def test_a_pbs_cluster_says_it_has_queues_and_no_start_estimates(on_pbs: OnCluster) -> None:
+    response = await on_pbs.client.get("/api/v1/clusters", headers=on_pbs.headers)
+    assert response.status_code == 200, response.text
+    [cluster] = response.json()
+    assert (cluster["scheduler"], cluster["username"]) == ("pbs", "carol")
+    said = cluster["capabilities"]
+    assert (said["partition_word"], said["expected_start"], said["rest_api"]) == (
+        "queue",
+        False,
+        False,
+    )
+    assert said["array_lists"] is False  # -J takes one range with a step
+
+
+@pytest.mark.lsf
+async def test_an_lsf_cluster_says_what_bsub_cannot_do(on_lsf: OnCluster) -> None:
+    name = scheduler_cluster("lsf").name
+    response = await on_lsf.client.get(f"/api/v1/clusters/{name}", headers=on_lsf.headers)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["scheduler"] == "lsf"
+    said = body["capabilities"]
+    assert (said["test_submission"], said["script_arguments"], said["expected_start"]) == (
+        False,
+        False,
+        False,
+    )
+    assert {queue["name"] for queue in body["partitions"]} == {"normal", "short"}

@@ -83,7 +83,7 @@ def test_clusters_names_each_with_my_username_and_nodes_not_read_yet_says_so(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     answers = {
-        "/api/v1/clusters": [{"name": "testcluster", "username": "alice"}],
+        "/api/v1/clusters": [{"name": "testcluster", "username": "alice", "scheduler": "slurm"}],
         "/api/v1/clusters/testcluster/nodes": {
             "cluster": "testcluster",
             "read_at": None,
@@ -99,5 +99,5 @@ def test_clusters_names_each_with_my_username_and_nodes_not_read_yet_says_so(
         args = build_parser().parse_args(argv)
         assert args.run(client, args) == ExitCode.OK
     out = capsys.readouterr().out.splitlines()
-    assert out[:2] == ["NAME         USERNAME", "testcluster  alice"]
+    assert out[:2] == ["NAME         SCHEDULER  USERNAME", "testcluster  slurm      alice"]
     assert out[2] == "the nodes of testcluster have not been read yet"

@@ -5,7 +5,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.api.v1.cluster_schemas import AssociationOut, ClusterDetailOut, ClusterOut, PartitionOut
+from app.api.v1.cluster_schemas import (
+    AssociationOut,
+    ClusterDetailOut,
+    ClusterOut,
+    PartitionOut,
+    capabilities_out,
+)
 from app.api.v1.deps import Reader, adapter_for
 from app.api.v1.node_schemas import NodesOut, nodes_out
 from app.api.v1.schemas import errors
@@ -13,6 +19,8 @@ from app.api.v1.storage_schemas import DiskUsageOut, disk_usage_out
 from app.deps import ClusterNamesDep, DiskUsageServiceDep, RegistryDep, SessionDep
 from app.errors import NotFound
 from app.nodes.service import nodes_view
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.capabilities import capabilities_of
 from app.scheduler.types import PartitionInfo
 
 router = APIRouter(prefix="/clusters", tags=["clusters"])
@@ -42,8 +50,23 @@ def partition_out(partition: PartitionInfo) -> PartitionOut:
     summary="Configured clusters",
     responses=errors(takes_input=False),
 )
-async def list_clusters(names: ClusterNamesDep, principal: Reader) -> list[ClusterOut]:
-    return [ClusterOut(name=name, username=principal.actor.username_on(name)) for name in names]
+async def list_clusters(
+    names: ClusterNamesDep, registry: RegistryDep, principal: Reader
+) -> list[ClusterOut]:
+    return [
+        _cluster_out(name, principal.actor.username_on(name), adapter_for(registry, name))
+        for name in names
+    ]
+
+
+def _cluster_out(name: str, username: str | None, adapter: SchedulerAdapter) -> ClusterOut:
+    capabilities = capabilities_of(adapter)
+    return ClusterOut(
+        name=name,
+        username=username,
+        scheduler=capabilities.scheduler,
+        capabilities=capabilities_out(capabilities),
+    )
 
 
 @router.get(
@@ -63,8 +86,7 @@ async def get_cluster(
     partitions = await adapter.partitions()
     associations = await adapter.associations(username) if username else []
     return ClusterDetailOut(
-        name=cluster,
-        username=username,
+        **_cluster_out(cluster, username, adapter).model_dump(),
         partitions=[partition_out(p) for p in partitions],
         associations=[
             AssociationOut(account=a.account, partition=a.partition, qos=list(a.qos))
