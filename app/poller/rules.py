@@ -268,9 +268,7 @@ def pending_array_record(slurm_job_id: str, queue: Snapshot) -> JobInfo | None:
         return None
     array_id, task = task_of
     for info in queue.by_array.get(array_id, ()):
-        if not is_task_record(info) and contains_task(
-            task_ranges(info.array_task_id or ""), task
-        ):
+        if not is_task_record(info) and contains_task(task_ranges(info.array_task_id or ""), task):
             return info
     return None
 
