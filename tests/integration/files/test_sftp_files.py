@@ -7,6 +7,7 @@ import hashlib
 import os
 import uuid
 from collections.abc import AsyncIterator
+from typing import cast
 
 import pytest
 
@@ -22,15 +23,27 @@ from app.scheduler.errors import (
 from app.scheduler.files import FileStore, file_store_of
 from app.scheduler.registry import build_adapter
 from app.scheduler.slurm.adapter import SlurmAdapter
+from tests.other_schedulers import SCHEDULERS, scheduler_cluster
 from tests.slurm_versions import cluster_config, versions
 
 pytestmark = pytest.mark.slurm
 
 
-@pytest.fixture(scope="module", params=versions())
+# Every Slurm version's cluster, and the PBS and LSF ones: files go over the same SFTP to
+# each cluster's login node, whatever its scheduler.
+CLUSTERS = [
+    *versions(),
+    pytest.param("pbs", marks=pytest.mark.pbs),
+    pytest.param("lsf", marks=pytest.mark.lsf),
+]
+
+
+@pytest.fixture(scope="module", params=CLUSTERS)
 async def adapter(request: pytest.FixtureRequest) -> AsyncIterator[SlurmAdapter]:
-    built = build_adapter(cluster_config(str(request.param)), "ssh")
-    yield built
+    name = str(request.param)
+    config = scheduler_cluster(name) if name in SCHEDULERS else cluster_config(name)
+    built = build_adapter(config, "ssh")
+    yield cast(SlurmAdapter, built)  # every adapter here has the same ``ssh`` and ``files``
     await built.close()
 
 
