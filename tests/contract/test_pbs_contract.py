@@ -31,7 +31,7 @@ from app.scheduler.registry import build_adapter
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo, JobSpec
 from tests.contract.conftest import run_dir_for
-from tests.other_schedulers import scheduler_cluster
+from tests.other_schedulers import run_on, scheduler_cluster
 
 pytestmark = pytest.mark.pbs
 
@@ -368,3 +368,35 @@ async def test_an_own_script_asking_for_a_queue_the_cluster_has_runs_as_is(
     assert (job.state, job.partition, job.name) == (JobState.COMPLETED, "gpu", "gpu_job")
     chunk = await pbs.read_file(f"{run_dir}/out-{number(job_id)}.txt", 0, 100, ALICE)
     assert chunk.data == b"on gpu\n"
+
+
+async def test_a_maintenance_reservation_is_read_with_its_window_and_hosts(
+    pbs: SchedulerAdapter,
+) -> None:
+    # Made by a manager (root may not make reservations); a month ahead, so no job waits on it.
+    start = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(days=40)
+    end = start + timedelta(hours=2)
+    made = run_on("pbs", ["bash", "-c", MAINTENANCE, "-", _pbs_time(start), _pbs_time(end)])
+    assert made.returncode == 0, made.stderr
+    resv_id = made.stdout.strip().split()[0]
+    try:
+        found = {r.name: r for r in await pbs.reservations()}
+    finally:
+        run_on("pbs", ["pbs_rdel", resv_id])
+    window = found[resv_id]
+    assert window.is_maintenance and (window.start, window.end) == (start, end)
+    assert window.nodes == "pbshead"
+    assert resv_id not in {r.name for r in await pbs.reservations()}
+
+
+def _pbs_time(moment: datetime) -> str:
+    return moment.strftime("%Y%m%d%H%M")
+
+
+MAINTENANCE = """
+qmgr -c 'set server managers += bob@*'
+runuser -u bob -- env PATH="$PATH" TZ=UTC pbs_rsub -R "$1" -E "$2" --hosts pbshead
+status=$?
+qmgr -c 'set server managers -= bob@*'
+exit $status
+"""

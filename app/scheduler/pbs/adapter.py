@@ -25,6 +25,7 @@ from app.scheduler.errors import (
 )
 from app.scheduler.nodes import NodesReport
 from app.scheduler.pbs import commands, parsing
+from app.scheduler.pbs import reservations as rstat
 from app.scheduler.pbs.directives import check_against_cluster, read_pbs_directives
 from app.scheduler.pbs.errors import classify_control_error, classify_qsub_error, is_transient
 from app.scheduler.slurm import commands as shell
@@ -52,7 +53,6 @@ CAPABILITIES = Capabilities(
     expected_start=False,
     accounts=False,
     batch_script=False,
-    reservations=False,
     account_limits=False,
     array_lists=False,
 )
@@ -179,8 +179,11 @@ class PbsAdapter:
         return parsing.parse_queues(await self._status())
 
     async def reservations(self) -> list[Reservation]:
-        """Not read on PBS yet (``pbs_rstat``): none."""
-        return []
+        """Every reservation (``pbs_rstat -f``); maintenance ones (``M…``) carry MAINT."""
+        result = await self.ssh.run(rstat.rstat_argv())
+        if result.exit_status != 0:
+            raise SchedulerUnavailable(f"pbs_rstat failed: {result.stderr.strip()}")
+        return rstat.parse_reservations(result.text)
 
     async def nodes(self) -> NodesReport:
         """Nodes (``pbsnodes -a``) and the queues' access rules, in one call."""
