@@ -94,6 +94,43 @@ def sessions_keep(client: PortalClient, args: argparse.Namespace) -> ExitCode:
     return _emit(args, session, SESSION_COLUMNS)
 
 
+VIEWER_COLUMNS = ("id", "login", "display_name")
+
+
+def sessions_viewers(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    return _emit(args, client.get(f"/sessions/{args.session}/viewers"), VIEWER_COLUMNS)
+
+
+def sessions_share(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    viewer = client.post(f"/sessions/{args.session}/viewers", {"login": args.login})
+    return _emit(args, viewer, VIEWER_COLUMNS)
+
+
+def sessions_unshare(client: PortalClient, args: argparse.Namespace) -> ExitCode:
+    client.request("DELETE", f"/sessions/{args.session}/viewers/{args.viewer}")
+    if not getattr(args, "json", False):
+        print(f"viewer {args.viewer} can no longer watch session {args.session}")
+    return ExitCode.OK
+
+
+def _add_viewer_commands(
+    sessions: argparse._SubParsersAction[argparse.ArgumentParser], shared: argparse.ArgumentParser
+) -> None:
+    viewers = sessions.add_parser("viewers", parents=[shared], help="who may watch your desktop")
+    viewers.add_argument("session", type=int)
+    viewers.set_defaults(run=sessions_viewers)
+    share = sessions.add_parser(
+        "share", parents=[shared], help="let a portal user watch your desktop (view only)"
+    )
+    share.add_argument("session", type=int)
+    share.add_argument("login", help="their portal login")
+    share.set_defaults(run=sessions_share)
+    unshare = sessions.add_parser("unshare", parents=[shared], help="revoke a viewer")
+    unshare.add_argument("session", type=int)
+    unshare.add_argument("viewer", type=int, help="the viewer's id (see: sessions viewers)")
+    unshare.set_defaults(run=sessions_unshare)
+
+
 def add_commands(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], shared: argparse.ArgumentParser
 ) -> None:
@@ -122,3 +159,4 @@ def add_commands(
         parser = sessions.add_parser(name, parents=[shared], help=text)
         parser.add_argument("session", type=int)
         parser.set_defaults(run=run)
+    _add_viewer_commands(sessions, shared)

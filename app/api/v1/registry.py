@@ -16,6 +16,7 @@ from app.api.v1.routes import (
     notifications,
     projects,
     scripts,
+    session_viewers,
     sessions,
     tasks,
     templates,
@@ -82,6 +83,7 @@ MODULES = (
     files,
     usage,
     sessions,
+    session_viewers,
     workflows,
 )
 for module in (*MODULES, notifications, announcements):

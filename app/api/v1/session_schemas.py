@@ -85,3 +85,15 @@ class SessionOut(BaseModel):
     ended_idle: bool = Field(
         default=False, description="The portal ended it: nobody had used it for its idle limit."
     )
+
+
+class ViewerIn(BaseModel):
+    login: str = Field(
+        min_length=1, max_length=200, description="The portal login of who may watch."
+    )
+
+
+class ViewerOut(BaseModel):
+    id: int = Field(description="Give it to DELETE .../viewers/{id} to revoke.")
+    login: str
+    display_name: str

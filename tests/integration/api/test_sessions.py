@@ -167,3 +167,40 @@ async def test_a_warned_session_says_until_when_and_keep_starts_its_idle_clock_a
     assert not_bobs.status_code == 404
     assert kept.status_code == 200, kept.text
     assert (kept.json()["idle_since"], kept.json()["idle_ends_at"]) == (None, None)
+
+
+async def test_a_desktops_owner_shares_it_with_a_colleague_and_revokes_them(
+    client: httpx.AsyncClient, session: AsyncSession, world: World
+) -> None:
+    alice, desktop = await _launched(client, session, world, app="desktop")
+    _, lab = await _launched(client, session, world)
+    bob = await issue_token(session, world.bob)
+    viewers = f"/api/v1/sessions/{desktop['id']}/viewers"
+
+    shared = await client.post(viewers, json={"login": "carol"}, headers=alice)
+    again = await client.post(viewers, json={"login": "carol"}, headers=alice)
+    listed = await client.get(viewers, headers=alice)
+    nobody = await client.post(viewers, json={"login": "nobody"}, headers=alice)
+    herself = await client.post(viewers, json={"login": "alice"}, headers=alice)
+    a_lab = await client.post(
+        f"/api/v1/sessions/{lab['id']}/viewers", json={"login": "carol"}, headers=alice
+    )
+    by_bob = await client.post(viewers, json={"login": "bob"}, headers=bob)
+    bob_lists = await client.get(viewers, headers=bob)
+    viewer = shared.json()["id"]
+    bob_revokes = await client.delete(f"{viewers}/{viewer}", headers=bob)
+    still = (await client.get(viewers, headers=alice)).json()
+    revoked = await client.delete(f"{viewers}/{viewer}", headers=alice)
+    after = (await client.get(viewers, headers=alice)).json()
+
+    assert shared.status_code == 201, shared.text
+    assert (shared.json()["login"], again.json()["id"]) == ("carol", viewer)  # not twice
+    assert [v["login"] for v in listed.json()] == ["carol"]
+    assert nobody.status_code == 422
+    assert nobody.json()["fields"]["login"] == "no portal user signs in as nobody"
+    assert herself.status_code == 422 and a_lab.status_code == 422
+    assert a_lab.json()["detail"] == "Only a desktop can be shown to someone else."
+    # Another user's session does not exist for them, whatever they try.
+    assert (by_bob.status_code, bob_lists.status_code) == (404, 404)
+    assert bob_revokes.status_code == 404 and [v["login"] for v in still] == ["carol"]
+    assert revoked.status_code == 204 and after == []

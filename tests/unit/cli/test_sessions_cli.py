@@ -102,3 +102,25 @@ def test_keep_asks_the_portal_to_keep_the_session(capsys: pytest.CaptureFixture[
     assert _run(recorded, "--json", "sessions", "keep", "5") is ExitCode.OK
     assert recorded.requests[0].method == "POST"
     assert json.loads(capsys.readouterr().out)["idle_ends_at"] is None
+
+
+def test_a_desktop_is_shared_listed_and_unshared(capsys: pytest.CaptureFixture[str]) -> None:
+    carol = {"id": 3, "login": "carol", "display_name": "Carol"}
+    recorded = Recorded(
+        {
+            ("POST", "/api/v1/sessions/5/viewers"): [carol],
+            ("GET", "/api/v1/sessions/5/viewers"): [[carol]],
+            ("DELETE", "/api/v1/sessions/5/viewers/3"): [None],
+        }
+    )
+
+    assert _run(recorded, "sessions", "share", "5", "carol") is ExitCode.OK
+    assert _run(recorded, "sessions", "viewers", "5") is ExitCode.OK
+    assert _run(recorded, "sessions", "unshare", "5", "3") is ExitCode.OK
+
+    assert json.loads(recorded.requests[0].content) == {"login": "carol"}
+    assert [r.method for r in recorded.requests] == ["POST", "GET", "DELETE"]
+    out = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert out[:3] == [["id", "3"], ["login", "carol"], ["display_name", "Carol"]]
+    assert out[3:5] == [["ID", "LOGIN", "DISPLAY_NAME"], ["3", "carol", "Carol"]]
+    assert out[5:] == ["viewer 3 can no longer watch session 5".split()]
