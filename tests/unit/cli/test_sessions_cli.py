@@ -123,4 +123,4 @@ def test_a_desktop_is_shared_listed_and_unshared(capsys: pytest.CaptureFixture[s
     out = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert out[:3] == [["id", "3"], ["login", "carol"], ["display_name", "Carol"]]
     assert out[3:5] == [["ID", "LOGIN", "DISPLAY_NAME"], ["3", "carol", "Carol"]]
-    assert out[5:] == ["viewer 3 can no longer watch session 5".split()]
+    assert out[5:] == [["viewer", "3", "can", "no", "longer", "watch", "session", "5"]]
