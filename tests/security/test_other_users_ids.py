@@ -70,6 +70,8 @@ API_BODIES: dict[str, dict[str, Any]] = {
     "resubmit_job": {},
     "clone_template": {},
     "set_allocation": {"cpu_minutes": 1},
+    # The attacker names herself as a viewer of the victim's desktop.
+    "add_viewer": {"login": "carol"},
 }
 
 
