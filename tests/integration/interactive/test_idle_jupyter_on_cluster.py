@@ -161,7 +161,8 @@ async def idle_jupyterlab_is_warned_then_ended(portal: Portal) -> None:
     final = (await portal.browser.get(f"/api/v1/sessions/{started['id']}", headers=headers)).json()
     listing = (await portal.browser.get("/apps")).text
 
-    assert "This session has been idle since" in page and ">Keep it</button>" in page
+    assert "This session has been idle since" in page
+    assert '>Keep it<span class="visually-hidden"> (JupyterLab)</span></button>' in page
     assert warning["idle_since"] is not None and warning["state"] == "running"
     assert (hook["event"], hook["job"]["id"]) == ("session_idle", started["job_id"])
     assert hook["session"]["ends_at"] is not None

@@ -219,7 +219,8 @@ async def test_a_warned_idle_session_says_until_when_and_keep_it_withdraws_the_w
         f"/apps/sessions/{row.id}/keep", data={"csrf_token": csrf_from(warned)}
     )
 
-    assert "This session has been idle since" in warned and ">Keep it</button>" in warned
+    assert "This session has been idle since" in warned
+    assert '>Keep it<span class="visually-hidden"> (JupyterLab)</span></button>' in warned
     until = (now + timedelta(minutes=15)).strftime("%Y-%m-%d %H:%M")
     assert "will be ended at <time datetime=" in warned and f"{until} UTC</time>" in warned
     assert kept.status_code == 200 and 'id="app-sessions"' in kept.text
