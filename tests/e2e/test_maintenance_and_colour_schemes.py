@@ -189,6 +189,8 @@ def test_the_users_choice_outranks_the_browser_from_the_first_paint(
     page.get_by_label("As the browser asks").check()
     page.get_by_role("button", name="Save").click()
     expect(page.locator("html")).not_to_have_attribute("data-theme", re.compile(".+"))
+    # The new page's stylesheet may still be on its way once its HTML is there.
+    page.wait_for_load_state()
     assert (
         page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
         == "rgb(21, 24, 28)"
