@@ -22,7 +22,9 @@
 (``lsf`` for the LSF cluster) and a browser test without a cluster the group ``browser``:
 each group runs in one worker, one test after another, so a cluster's two CPUs are never
 shared by two tests (a job would wait behind another test's jobs), while the versions, the
-browser and the CPU-bound lanes run side by side.
+browser and the CPU-bound lanes run side by side. A test marked ``no_jobs`` uses a cluster
+without running a job on it (200 users reading pages while the poller polls, a shell on the
+login node), so it stays out of the cluster's group and any free worker takes it.
 """
 
 from __future__ import annotations
@@ -78,6 +80,9 @@ def other_scheduler_of(item: pytest.Item) -> str | None:
 
 def group_of(item: pytest.Item) -> str | None:
     """The pytest-xdist group whose tests must run one after another, if any."""
+    if item.get_closest_marker("no_jobs"):
+        # It only reads the cluster (and never waits for its CPUs): any worker may take it.
+        return "browser" if item.get_closest_marker("browser") else None
     if (scheduler := other_scheduler_of(item)) is not None:
         return scheduler
     version = slurm_version_of(item)

@@ -21,7 +21,8 @@ from tests.e2e.test_jobs_flow import shot, sign_in
 from tests.portal import PortalProcess, libpq_conninfo, seeded_database, wait_for
 from tests.slurm_versions import HOST_VERSION, clusters_file, run_on, site_versions
 
-pytestmark = [pytest.mark.browser, pytest.mark.slurm, pytest.mark.slow]
+# Shells on login nodes: no job runs on a cluster.
+pytestmark = [pytest.mark.browser, pytest.mark.slurm, pytest.mark.slow, pytest.mark.no_jobs]
 
 SCREEN = ".xterm-rows"
 CONNECTED = "Connected to {cluster}."

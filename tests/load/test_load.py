@@ -20,7 +20,8 @@ from bench.bench_load import LOGINS, Load, Results, drive, seed
 from tests.portal import PollerProcess, PortalProcess, seeded_database
 from tests.replicas.conftest import INTERVAL, start_poller
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+# The poller reads the cluster; no job runs on it.
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.no_jobs]
 
 USERS = 200
 JOBS = 5_000

@@ -63,6 +63,9 @@ def item(path: str, *markers: str, **params: str) -> Any:
         # The compose stack brings its own cluster: no dev cluster's group.
         (item("compose/test_x.py"), "compose", None),
         (item("faults/test_x.py", "slurm", "alone"), "alone", "slurm-22.05"),
+        # Reading a cluster without running jobs on it needs no turn in its group.
+        (item("load/test_x.py", "slurm", "no_jobs"), "slurm", None),
+        (item("e2e/test_x.py", "browser", "slurm", "no_jobs"), "browser", "browser"),
     ],
 )
 def test_each_test_has_a_lane_and_each_cluster_a_group(
