@@ -8,7 +8,8 @@ portal (served in-process by uvicorn, SQLite in a temporary directory, poller on
 at the end (its Slurm job is cancelled, also when the benchmark fails).
 
 1. HTTP: ``GET <session>/api/status``, alternately straight to JupyterLab on its node (with
-   the session's token) and through the portal (with the signed-in cookie); p50/p95 of each.
+   the session's token) and through the portal on the session's own host (its cookie, got as
+   a browser gets it: the portal's redirect and the ticket's exchange); p50/p95 of each.
 2. WebSocket: one kernel, one channel socket straight to it and one through the portal;
    ``kernel_info_request`` -> matching ``kernel_info_reply`` round trips, alternately.
    Both paths include ~40 ms that is Jupyter's own: its kernel WebSocket is not TCP_NODELAY,
@@ -62,6 +63,7 @@ from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.seed import demo_password, seed_demo
 from app.vocabulary.job_states import JobStateName
+from tests.integration.interactive.app_host_client import AppHost, open_app_host
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS_FILE = Path(os.environ.get("PORTAL_CLUSTERS_FILE", "/var/lib/hpcportal-dev/clusters.toml"))
@@ -281,9 +283,11 @@ async def _http_latency(
             response.raise_for_status()
             return elapsed
 
+        host = await open_app_host(portal_url, browser, session.prefix)
+
         async def portal() -> float:
             started = time.perf_counter()
-            response = await browser.get(path)
+            response = await host.get(path)
             elapsed = time.perf_counter() - started
             response.raise_for_status()
             return elapsed
@@ -317,15 +321,14 @@ async def _round_trip(socket_: ClientConnection) -> float:
 async def _ws_latency(
     portal_url: str, browser: httpx.AsyncClient, session: Session, count: int
 ) -> tuple[list[float], list[float]]:
-    started = await browser.post(
-        f"{session.prefix}api/kernels", json={"name": "python3"}, headers={"Origin": portal_url}
+    host = await open_app_host(portal_url, browser, session.prefix)
+    started = await host.request(
+        "POST", f"{session.prefix}api/kernels", json={"name": "python3"}, Origin=host.origin
     )
     if started.status_code != 201:
         raise RuntimeError(f"starting a kernel failed: {started.status_code}")
     channels = f"{session.prefix}api/kernels/{started.json()['id']}/channels"
     direct_url = f"ws://{session.node}:{session.port}{channels}"
-    portal_url_ws = portal_url.replace("http", "ws", 1) + channels
-    cookie = f"portal_session={browser.cookies['portal_session']}"
     async with (
         connect(
             direct_url,
@@ -335,12 +338,14 @@ async def _ws_latency(
             open_timeout=60,
         ) as direct_socket,
         connect(
-            portal_url_ws,
-            additional_headers={"Cookie": cookie},
-            origin=portal_url,  # type: ignore[arg-type]
+            f"ws://{host.host}{channels}",
+            additional_headers={"Cookie": host.cookie},
+            origin=host.origin,  # type: ignore[arg-type]
             proxy=None,
             max_size=None,
             open_timeout=60,
+            host="127.0.0.1",
+            port=host.port,
         ) as portal_socket,
     ):
         return await _interleaved(
@@ -445,10 +450,16 @@ async def _start_portal(database_url: str, folder: Path) -> tuple[Process, str]:
 
 
 async def _socket_traffic(
-    url: str, cookie: str, origin: str, stop: asyncio.Event, counts: list[int], index: int
+    host: AppHost, path: str, stop: asyncio.Event, counts: list[int], index: int
 ) -> None:
-    headers = {"Cookie": cookie}
-    async with connect(url, additional_headers=headers, origin=origin, proxy=None) as ws:  # type: ignore[arg-type]
+    async with connect(
+        f"ws://{host.host}{path}",
+        additional_headers={"Cookie": host.cookie},
+        origin=host.origin,  # type: ignore[arg-type]
+        proxy=None,
+        host="127.0.0.1",
+        port=host.port,
+    ) as ws:
         while not stop.is_set():
             await ws.send(MESSAGE)
             if await asyncio.wait_for(ws.recv(), 10) != MESSAGE:
@@ -459,9 +470,11 @@ async def _socket_traffic(
 
 
 async def _stream_traffic(
-    browser: httpx.AsyncClient, path: str, stop: asyncio.Event, counts: list[int], index: int
+    host: AppHost, path: str, stop: asyncio.Event, counts: list[int], index: int
 ) -> None:
-    async with browser.stream("GET", path, timeout=httpx.Timeout(30)) as response:
+    headers = {"Host": host.host, "Cookie": host.cookie}
+    url = f"{host.portal_url}{path}"
+    async with host.client.stream("GET", url, headers=headers, timeout=30) as response:
         response.raise_for_status()
         async for chunk in response.aiter_raw():
             counts[index] += len(chunk)
@@ -481,16 +494,14 @@ async def _memory(folder: Path, sessions: int) -> tuple[float, float]:
             await _sign_in(browser)
             await asyncio.sleep(1)
             idle = _rss_mb(portal.pid)
-            cookie = f"portal_session={browser.cookies['portal_session']}"
             stop = asyncio.Event()
             echoes, streamed = [0] * sessions, [0] * sessions
-            ws_base = url.replace("http", "ws", 1)
             tasks = []
             for index, session_uuid in enumerate(uuids):
                 prefix = f"/apps/sessions/{session_uuid}/"
-                socket_url = f"{ws_base}{prefix}ws"
-                traffic = _socket_traffic(socket_url, cookie, url, stop, echoes, index)
-                stream = _stream_traffic(browser, f"{prefix}stream", stop, streamed, index)
+                host = await open_app_host(url, browser, prefix)
+                traffic = _socket_traffic(host, f"{prefix}ws", stop, echoes, index)
+                stream = _stream_traffic(host, f"{prefix}stream", stop, streamed, index)
                 tasks += [asyncio.create_task(traffic), asyncio.create_task(stream)]
             try:
                 done, _ = await asyncio.wait(tasks, timeout=TRAFFIC_SECONDS)
