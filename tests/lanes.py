@@ -13,9 +13,10 @@
   faults lane and before ``alone``, on its own, since building and starting the stack takes
   both cores.
 - ``alone``: tests marked ``alone``, which time the portal against the whole machine (a
-  200 ms bound shared with busy workers would measure them, not the portal) or restart the
-  PostgreSQL every other run uses, and tests marked ``all_clusters``, which use every
-  cluster at once; ``scripts/test`` runs them last, with the machine to themselves.
+  200 ms bound shared with busy workers would measure them, not the portal) or load it
+  (200 users for 90 s), or restart the PostgreSQL every other run uses, and tests marked
+  ``all_clusters``, which use every cluster at once; ``scripts/test`` runs them last, with
+  the machine to themselves.
 
 ``pytest --lane slurm,browser`` keeps those lanes' tests. Under ``--dist loadgroup``
 (``tests/lane_groups.py``) a test that uses a cluster joins the group ``slurm-<version>``
@@ -23,8 +24,8 @@
 each group runs in one worker, one test after another, so a cluster's two CPUs are never
 shared by two tests (a job would wait behind another test's jobs), while the versions, the
 browser and the CPU-bound lanes run side by side. A test marked ``no_jobs`` uses a cluster
-without running a job on it (200 users reading pages while the poller polls, a shell on the
-login node), so it stays out of the cluster's group and any free worker takes it.
+without running a job on it (a shell on the login node), so it stays out of the cluster's
+group and any free worker takes it.
 """
 
 from __future__ import annotations
