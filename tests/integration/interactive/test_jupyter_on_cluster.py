@@ -95,6 +95,23 @@ async def _token(portal: Portal) -> str:
     return created.text.split('id="new-token-secret" type="text" value="')[1].split('"')[0]
 
 
+async def end_and_wait(portal: Portal, running: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """Ends the session through the API and returns its job once it has finished."""
+    ended = await portal.browser.delete(
+        f"/api/v1/sessions/{running['id']}", headers=running["headers"]
+    )
+    assert ended.status_code == 200, ended.text
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        job: dict[str, Any] = (await portal.browser.get(f"/api/v1/jobs/{running['job_id']}",
+                                        headers=running["headers"])).json()  # fmt: skip
+        if job["is_finished"]:
+            break
+        await asyncio.sleep(1)
+    return job
+
+
 def _execute(code: str) -> str:
     header = {"msg_id": uuid.uuid4().hex, "session": uuid.uuid4().hex, "username": "alice",
               "msg_type": "execute_request", "version": "5.3"}  # fmt: skip
@@ -149,17 +166,6 @@ async def test_jupyterlab_runs_as_the_users_job_and_its_kernel_answers_through_t
     carols_view = AppHost(portal.url, lab.host, portal.browser)
     assert (await carols_view.get(f"{prefix}lab")).status_code == 403
     await sign_in(portal.browser, "alice")
-    ended = await portal.browser.delete(
-        f"/api/v1/sessions/{running['id']}", headers=running["headers"]
-    )
-    assert ended.status_code == 200, ended.text
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 60
-    while loop.time() < deadline:
-        job = (await portal.browser.get(f"/api/v1/jobs/{running['job_id']}",
-                                        headers=running["headers"])).json()  # fmt: skip
-        if job["is_finished"]:
-            break
-        await asyncio.sleep(1)
+    job = await end_and_wait(portal, running, 60)
     assert job["state"] == "cancelled"
     assert (await portal.browser.get(f"{prefix}lab")).status_code == 404

@@ -8,7 +8,6 @@ installs JupyterLab for Slurm 22.05, so that install serves them too.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -25,6 +24,7 @@ from tests.integration.interactive.test_jupyter_on_cluster import (
     Portal,
     _launch_and_wait,
     _run_in_kernel,
+    end_and_wait,
 )
 from tests.integration.interactive.test_proxy import serve
 from tests.integration.web.conftest import sign_in
@@ -70,17 +70,6 @@ async def test_jupyterlab_runs_as_the_users_job_on_pbs_and_lsf(portal: Portal) -
 
     assert page.status_code == 200 and "JupyterLab" in page.text
     assert whoami == "alice\n"
-    ended = await portal.browser.delete(
-        f"/api/v1/sessions/{running['id']}", headers=running["headers"]
-    )
-    assert ended.status_code == 200, ended.text
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 90
-    while loop.time() < deadline:
-        job = (await portal.browser.get(f"/api/v1/jobs/{running['job_id']}",
-                                        headers=running["headers"])).json()  # fmt: skip
-        if job["is_finished"]:
-            break
-        await asyncio.sleep(1)
+    job = await end_and_wait(portal, running, 90)
     assert job["state"] == "cancelled", job
     assert (await portal.browser.get(f"{prefix}lab")).status_code == 404
