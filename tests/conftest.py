@@ -207,6 +207,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         write_groups(config, items)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed test on the PBS cluster shows the PBS server's log beside its output."""
+    report = yield
+    if report.failed and item.get_closest_marker("pbs") is not None:
+        from tests.other_schedulers import pbs_server_log
+
+        report.sections.append(("PBS server log", pbs_server_log()))
+    return report
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     from tests.lane_groups import configure_node

@@ -54,3 +54,20 @@ def run_on(scheduler: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` as root on that scheduler's head node."""
     full = [str(DEV_CLUSTER), "exec", "--scheduler", scheduler, "--", *argv]
     return subprocess.run(full, capture_output=True, text=True, check=False)
+
+
+PBS_SERVER_LOGS = Path("/var/lib/hpcportal-pbs/home/server_logs")
+# What a PBS test's failure is shown with: the server's starts and stops, and its last words.
+PBS_LOG_LINES = 60
+
+
+def pbs_server_log() -> str:
+    """The PBS server's starts and shutdowns of the day, then its last lines: a test that
+    fails because the server went away mid-request (``qdel`` then exits 0 having done nothing,
+    and a job deleted meanwhile ends "failed") says so."""
+    logs = sorted(PBS_SERVER_LOGS.glob("*")) if PBS_SERVER_LOGS.is_dir() else []
+    if not logs:
+        return f"no server log under {PBS_SERVER_LOGS}"
+    lines = logs[-1].read_text(errors="replace").splitlines()
+    starts = [line for line in lines if "started, initialization" in line or "hutdown" in line]
+    return "\n".join([*starts, "...", *lines[-PBS_LOG_LINES:]])

@@ -293,8 +293,13 @@ pbs_stop_sshd() {
 # The server's settings and queues; qmgr's create fails on an existing object, so look first.
 pbs_configure_server() {
   on_pbshead qmgr -c "list node $LOGIN" >/dev/null 2>&1 || on_pbshead qmgr -c "create node $LOGIN" >/dev/null
-  # qmgr prints "Max open servers" on every run; only its errors matter.
+  # qmgr prints "Max open servers" on every run; only its errors matter. No manager or
+  # operator but root on pbshead (PBS's default when both lists are unset): a list left by an
+  # interrupted test (tests/contract/test_pbs_contract.py makes bob a manager for a moment)
+  # would let that user delete everyone's jobs.
   on_pbshead qmgr >/dev/null <<EOF
+unset server managers
+unset server operators
 set server job_history_enable = True
 set server job_history_duration = 01:00:00
 set server scheduler_iteration = 1
