@@ -23,12 +23,17 @@ from app.interactive.definitions import AppDefinition
 from app.interactive.upstream import upstream_client
 from app.jobs.service import JobService
 from app.observability.supervisor import TaskBoard
+from app.scheduler.cache import TtlCache
 from app.scheduler.config import ClusterConfig
 from app.scheduler.registry import Schedulers
 from app.shell.service import ShellService
 from app.storage.service import DiskUsageService
 from app.submissions.choices import SubmitChoices
 from app.users.oidc import OidcClient, OidcConfig
+
+# An owner's access to a running session, answered from memory for this long (ADR 0033).
+REACH_SECONDS = 1.0
+REACHES_KEPT = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +57,10 @@ class Services:
     tasks: TaskBoard = field(default_factory=TaskBoard)
     # The identity provider, when single sign-on is configured (ADR 0028).
     oidc: OidcClient | None = None
+    # Who may reach which session, kept a second for an app's own requests (app/web/app_host.py).
+    reaches: TtlCache[tuple[int, str], object] = field(
+        default_factory=lambda: TtlCache(REACH_SECONDS, most=REACHES_KEPT)
+    )
 
 
 def oidc_client(settings: Settings) -> OidcClient | None:

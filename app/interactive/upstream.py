@@ -58,11 +58,23 @@ def upstream_client() -> httpx.AsyncClient:
     return httpx.AsyncClient(
         transport=UpstreamTransport(direct),
         trust_env=False,
-        cookies=http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[])),
+        cookies=_NoCookies(),
         timeout=TIMEOUT,
         # A readiness check or a relayed request never holds the request's transaction.
         event_hooks={"request": [_free_request_session]},
     )
+
+
+class _NoCookies(http.cookiejar.CookieJar):
+    """A jar that neither stores nor sends a cookie. A refusing policy is not enough: the
+    standard jar still parses every Set-Cookie of every relayed response before refusing it,
+    about a tenth of a proxied request's time."""
+
+    def extract_cookies(self, response: object, request: object) -> None:
+        return None
+
+    def add_cookie_header(self, request: object) -> None:
+        return None
 
 
 async def _free_request_session(_request: httpx.Request) -> None:

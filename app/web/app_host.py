@@ -137,6 +137,23 @@ async def _reach(connection: HTTPConnection, grant: credentials.Grant) -> Reach 
         )
 
 
+async def _recent_reach(request: Request, grant: credentials.Grant) -> Reach | None:
+    """``_reach``, answered from the last second's for an owner's app's own requests (scripts,
+    data, polls; ADR 0033): asking the database who the cookie's user is, whether the session
+    runs and whether its end was asked for is a third of a relayed request. A page load always
+    asks, so it shows an ended session's page; a viewer's request too, so a revoked link is
+    honoured at once."""
+    if is_page_load(request):
+        return await _reach(request, grant)
+    recent = services_of(request.app).reaches
+    key = (grant.user_id, grant.session_hex)
+    reach = await recent.get(key, lambda: _reach(request, grant))
+    if isinstance(reach, Reach) and reach.role == "owner":
+        return reach
+    recent.forget(key)
+    return reach if isinstance(reach, Reach) else None
+
+
 async def proxy(request: Request) -> Response:
     if not _is_own_path(request):
         return _refusal(404, _("No such session."))
@@ -145,7 +162,7 @@ async def proxy(request: Request) -> Response:
     grant = _grant(request, _session_hex(request))
     if grant is None:
         return _refusal(403, _("Open this session from Interactive apps in the portal."))
-    reach = await _reach(request, grant)
+    reach = await _recent_reach(request, grant)
     if reach is None:
         ended = None
         if is_page_load(request):
@@ -158,6 +175,8 @@ async def proxy(request: Request) -> Response:
     try:
         return await proxy_http(request, reach.upstream, services.http, CREDENTIAL_COOKIES)
     except UpstreamUnavailable:
+        # Perhaps it has just ended: the next request asks the database again.
+        services.reaches.forget((grant.user_id, grant.session_hex))
         return _refusal(502, _("The app's server is not answering."))
 
 
