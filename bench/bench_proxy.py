@@ -9,7 +9,9 @@ at the end (its Slurm job is cancelled, also when the benchmark fails).
 
 1. HTTP: ``GET <session>/api/status``, alternately straight to JupyterLab on its node (with
    the session's token) and through the portal on the session's own host (its cookie, got as
-   a browser gets it: the portal's redirect and the ticket's exchange); p50/p95 of each.
+   a browser gets it: the portal's redirect and the ticket's exchange); p50/p95 of each. The
+   floor under the portal's figure: a bare relay in the same process (uvicorn and a streamed
+   httpx request, nothing else), timed alternately with each.
 2. WebSocket: one kernel, one channel socket straight to it and one through the portal;
    ``kernel_info_request`` -> matching ``kernel_info_reply`` round trips, alternately.
    Both paths include ~40 ms that is Jupyter's own: its kernel WebSocket is not TCP_NODELAY,
@@ -48,6 +50,11 @@ import httpx
 import uvicorn
 from portal_process import free_port
 from sqlalchemy import select
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
 from websockets.asyncio.client import ClientConnection, connect
 
 from app.config import Settings
@@ -122,12 +129,12 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(samples) * 1000, p95 * 1000
 
 
-def _line(label: str, direct: list[float], portal: list[float]) -> str:
+def _line(label: str, direct: list[float], portal: list[float], through: str = "portal") -> str:
     d50, d95 = _percentiles(direct)
     p50, p95 = _percentiles(portal)
     return (
         f"{label} direct p50 {d50:.1f} ms p95 {d95:.1f} ms | "
-        f"portal p50 {p50:.1f} ms p95 {p95:.1f} ms | "
+        f"{through} p50 {p50:.1f} ms p95 {p95:.1f} ms | "
         f"ratio p50 {p50 / d50:.1f}x (+{p50 - d50:.1f} ms)"
     )
 
@@ -136,19 +143,21 @@ async def _interleaved(
     count: int, direct: Callable[[], Awaitable[float]], portal: Callable[[], Awaitable[float]]
 ) -> tuple[list[float], list[float]]:
     """``count`` timings of each, alternating which goes first so load falls on both alike."""
-    for _ in range(WARMUP):
-        await direct()
-        await portal()
-    direct_times: list[float] = []
-    portal_times: list[float] = []
-    for index in range(count):
-        if index % 2:
-            portal_times.append(await portal())
-            direct_times.append(await direct())
-        else:
-            direct_times.append(await direct())
-            portal_times.append(await portal())
+    direct_times, portal_times = await _rotated(count, [direct, portal])
     return direct_times, portal_times
+
+
+async def _rotated(count: int, paths: list[Callable[[], Awaitable[float]]]) -> list[list[float]]:
+    """``count`` timings of each path, each round starting one path later than the last."""
+    for _ in range(WARMUP):
+        for path in paths:
+            await path()
+    times: list[list[float]] = [[] for _ in paths]
+    for index in range(count):
+        for step in range(len(paths)):
+            which = (index + step) % len(paths)
+            times[which].append(await paths[which]())
+    return times
 
 
 # --- parts 1 and 2: a real JupyterLab session ----------------------------------------------
@@ -268,31 +277,67 @@ async def _cancel_in_slurm(slurm_ids: list[str]) -> None:
         await adapter.close()
 
 
+@asynccontextmanager
+async def _bare_relay(upstream: str, headers: dict[str, str]) -> AsyncIterator[str]:
+    """The floor under the portal's relay: the same server (uvicorn, in this process) and the
+    same client (httpx, streamed) passing a GET to the app with its token, and nothing else: no
+    middleware, no cookie, no database."""
+    client = httpx.AsyncClient(base_url=upstream, headers=headers, trust_env=False, timeout=60)
+
+    async def relay(request: Request) -> Response:
+        outgoing = client.build_request("GET", request.url.path)
+        answer = await client.send(outgoing, stream=True)
+        return StreamingResponse(
+            answer.aiter_raw(),
+            status_code=answer.status_code,
+            headers={"content-type": answer.headers.get("content-type", "")},
+            background=BackgroundTask(answer.aclose),
+        )
+
+    bare = Starlette(routes=[Route("/{path:path}", relay)])
+    sock = _listening_socket()
+    server = uvicorn.Server(uvicorn.Config(bare, log_level="warning", access_log=False))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()
+            await asyncio.sleep(0.02)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+        await client.aclose()
+
+
+def _timer(client: httpx.AsyncClient, path: str) -> Callable[[], Awaitable[float]]:
+    async def timed() -> float:
+        started = time.perf_counter()
+        response = await client.get(path)
+        elapsed = time.perf_counter() - started
+        response.raise_for_status()
+        return elapsed
+
+    return timed
+
+
 async def _http_latency(
     portal_url: str, browser: httpx.AsyncClient, session: Session, count: int
-) -> tuple[list[float], list[float]]:
+) -> tuple[tuple[list[float], list[float]], list[float]]:
+    """((direct, through the portal), through the bare relay), in seconds."""
     path = f"{session.prefix}api/status"
     headers = {"Authorization": f"token {session.secret}"}
     direct_base = f"http://{session.node}:{session.port}"
-    async with httpx.AsyncClient(base_url=direct_base, headers=headers, trust_env=False) as app:
-
-        async def direct() -> float:
-            started = time.perf_counter()
-            response = await app.get(path)
-            elapsed = time.perf_counter() - started
-            response.raise_for_status()
-            return elapsed
-
+    async with (
+        httpx.AsyncClient(base_url=direct_base, headers=headers, trust_env=False) as app,
+        _bare_relay(direct_base, headers) as bare_url,
+        httpx.AsyncClient(base_url=bare_url, trust_env=False) as bare,
+    ):
         host = await open_app_host(portal_url, browser, session.prefix)
-
-        async def portal() -> float:
-            started = time.perf_counter()
-            response = await host.get(path)
-            elapsed = time.perf_counter() - started
-            response.raise_for_status()
-            return elapsed
-
-        return await _interleaved(count, direct, portal)
+        paths = [_timer(app, path), _timer(host, path), _timer(bare, path)]
+        direct_times, portal_times, bare_times = await _rotated(count, paths)
+        return (direct_times, portal_times), bare_times
 
 
 def _kernel_info_request() -> tuple[str, str]:
@@ -549,7 +594,7 @@ async def run(requests: int, messages: int, sessions: int) -> list[str]:
                     # Memory is measured while JupyterLab starts on the node.
                     idle, busy = await _memory(folder, sessions)
                     session = await _wait_running(browser, database_url)
-                    http = await _http_latency(portal_url, browser, session, requests)
+                    http, bare = await _http_latency(portal_url, browser, session, requests)
                     ws = await _ws_latency(portal_url, browser, session, messages)
                 finally:
                     if session is None:
@@ -570,6 +615,7 @@ async def run(requests: int, messages: int, sessions: int) -> list[str]:
                     await _cancel_in_slurm(alive)
     return [
         _line("proxy http  ", *http),
+        _line("floor http  ", http[0], bare, through="bare relay"),
         _line("proxy ws    ", *ws),
         f"web RSS idle {idle:.1f} MB, {sessions} sessions open {busy:.1f} MB "
         f"(+{(busy - idle) / sessions:.2f} MB per session)",

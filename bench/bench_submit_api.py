@@ -9,9 +9,14 @@ API token, submits a held one-line script with ``POST /api/v1/jobs`` (the whole 
 preflight as alice over SSH, both database writes, sbatch); raw ``sbatch --hold`` runs as
 alice on the same machine (``runuser``). Both submit the same script with the same options.
 
-1. One submit's latency: API and raw alternately, p50 and p95 of each.
+1. One submit's latency: API, the SSH floor and raw in turn, p50 and p95 of each.
 2. Throughput: one client after another (a loop in a researcher's script), then ``--clients``
-   at once for both (raw: as many sbatch processes at once).
+   at once for each (raw: as many sbatch processes at once).
+
+The SSH floor is the portal's scheduler library alone, in this process: the adapter's
+``submit`` as alice (one command over its pooled SSH connection, as the web process sends it),
+with no HTTP, database or checks. What the API costs above it is the portal's; what it costs
+above raw ``sbatch`` is the login node's sshd starting a session for each command.
 
 Every job is held and cancelled at the end, so the node does no work.
 """
@@ -29,10 +34,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
-from portal_process import alice_with_token, served
+from portal_process import CLUSTERS_FILE, alice_with_token, served
 
 from app.config import available_cpus
 from app.db import migrate_to_head
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.config import load_clusters
+from app.scheduler.registry import build_adapter
+from app.scheduler.types import JobSpec
 
 SCRIPT = "#!/bin/bash\n#SBATCH --hold\ntrue\n"
 RAW = ["runuser", "-u", "alice", "--", "sbatch", "--parsable", "--account=physics"]
@@ -48,6 +57,22 @@ def _api_submit(client: httpx.AsyncClient, project_id: int) -> Submit:
         answer = await client.post("/api/v1/jobs", json=body)
         answer.raise_for_status()
         return str(answer.json()["slurm_job_id"])
+
+    return submit
+
+
+def _floor_submit(adapter: SchedulerAdapter) -> Submit:
+    # What the API's request becomes (its defaults: alice's home, sbatch's own log name).
+    spec = JobSpec(
+        script=SCRIPT,
+        name="bench",
+        account="physics",
+        working_dir="/home/alice",
+        stdout="/home/alice/slurm-%j.out",
+    )
+
+    async def submit() -> str:
+        return await adapter.submit(spec, "alice")
 
     return submit
 
@@ -68,12 +93,13 @@ async def _timed(submit: Submit, ids: list[str]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-async def _latency(api: Submit, jobs: int, ids: list[str]) -> tuple[list[float], list[float]]:
-    through, raw = [], []
+async def _latency(paths: dict[str, Submit], jobs: int, ids: list[str]) -> dict[str, list[float]]:
+    """Each path's submit latencies (ms), the paths taking turns."""
+    samples: dict[str, list[float]] = {name: [] for name in paths}
     for _ in range(jobs):
-        through.append(await _timed(api, ids))
-        raw.append(await _timed(_raw_submit, ids))
-    return through, raw
+        for name, submit in paths.items():
+            samples[name].append(await _timed(submit, ids))
+    return samples
 
 
 async def _rate(submit: Submit, jobs: int, clients: int, ids: list[str]) -> float:
@@ -96,38 +122,49 @@ async def _measure(port: int, token: str, project_id: int, jobs: int, clients: i
     ids: list[str] = []
     base = f"http://127.0.0.1:{port}"
     limits = httpx.Limits(max_connections=clients)
+    adapter = build_adapter(next(iter(load_clusters(CLUSTERS_FILE).values())))
     async with httpx.AsyncClient(
         base_url=base, headers=headers, timeout=60, limits=limits
     ) as client:
-        api = _api_submit(client, project_id)
+        paths = {
+            "API": _api_submit(client, project_id),
+            "SSH floor": _floor_submit(adapter),
+            "raw sbatch": _raw_submit,
+        }
         try:
-            await _latency(api, 3, ids)  # warm: connections, caches, the first SSH channel
-            through, raw = await _latency(api, jobs, ids)
+            await _latency(paths, 3, ids)  # warm: connections, caches, the first SSH channel
+            latencies = await _latency(paths, jobs, ids)
             rates = {
-                "one client": (
-                    await _rate(api, jobs, 1, ids),
-                    await _rate(_raw_submit, jobs, 1, ids),
-                ),
-                f"{clients} clients": (
-                    await _rate(api, jobs, clients, ids),
-                    await _rate(_raw_submit, jobs, clients, ids),
-                ),
+                label: {
+                    name: await _rate(submit, jobs, count, ids) for name, submit in paths.items()
+                }
+                for label, count in (("one client", 1), (f"{clients} clients", clients))
             }
         finally:
+            await adapter.close()
             subprocess.run(["scancel", *ids], check=False)  # noqa: ASYNC221
-    _report(through, raw, rates)
+    _report(latencies, rates)
 
 
-def _report(through: list[float], raw: list[float], rates: dict[str, tuple[float, float]]) -> None:
-    api50, raw50 = statistics.median(through), statistics.median(raw)
+def _report(latencies: dict[str, list[float]], rates: dict[str, dict[str, float]]) -> None:
+    p50 = {name: statistics.median(values) for name, values in latencies.items()}
     print(
-        f"submit latency  API p50 {api50:.1f} ms p95 {_p(through, 95):.1f} ms | "
-        f"raw sbatch p50 {raw50:.1f} ms p95 {_p(raw, 95):.1f} ms | API/raw p50 {api50 / raw50:.2f}x"
+        "submit latency  "
+        + " | ".join(
+            f"{name} p50 {p50[name]:.1f} ms p95 {_p(values, 95):.1f} ms"
+            for name, values in latencies.items()
+        )
     )
-    for label, (api_rate, raw_rate) in rates.items():
+    print(
+        f"  API/raw p50 {p50['API'] / p50['raw sbatch']:.2f}x | SSH floor/raw"
+        f" {p50['SSH floor'] / p50['raw sbatch']:.2f}x | API/SSH floor"
+        f" {p50['API'] / p50['SSH floor']:.2f}x"
+    )
+    for label, by_path in rates.items():
+        api, floor, raw = by_path["API"], by_path["SSH floor"], by_path["raw sbatch"]
         print(
-            f"throughput {label:10} API {api_rate:5.1f} jobs/s | raw sbatch {raw_rate:5.1f} jobs/s"
-            f" | API/raw {api_rate / raw_rate:.2f}"
+            f"throughput {label:10} API {api:5.1f} | SSH floor {floor:5.1f} | raw sbatch"
+            f" {raw:5.1f} jobs/s | API/raw {api / raw:.2f} | SSH floor/raw {floor / raw:.2f}"
         )
 
 
