@@ -1,10 +1,11 @@
 """Submitting through the portal's API against raw `sbatch` on the same cluster, in one run.
 
-    .venv/bin/python bench/bench_submit_api.py [--jobs 60] [--clients 4] [--web-workers N]
+    .venv/bin/python bench/bench_submit_api.py [--jobs 60] [--clients 4] [--web-workers N] [--postgres]
 
 Needs the local cluster (``scripts/dev-cluster up``), as root. Serves the portal as production
 does, ``python -m app.serve`` with ``--web-workers`` uvicorn workers (default one per CPU, as
-``PORTAL_WEB_WORKERS``; SQLite in a temporary directory, poller off) and, as ``alice`` with an
+``PORTAL_WEB_WORKERS``; SQLite in a temporary directory, or with ``--postgres`` a fresh
+PostgreSQL database, as production has; poller off) and, as ``alice`` with an
 API token, submits a held one-line script with ``POST /api/v1/jobs`` (the whole use case: checks,
 preflight as alice over SSH, both database writes, sbatch); raw ``sbatch --hold`` runs as
 alice on the same machine (``runuser``). Both submit the same script with the same options.
@@ -33,6 +34,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import bench_load
 import httpx
 from portal_process import CLUSTERS_FILE, alice_with_token, served
 
@@ -168,13 +170,18 @@ def _report(latencies: dict[str, list[float]], rates: dict[str, dict[str, float]
         )
 
 
-async def run(jobs: int, clients: int, workers: int) -> None:
+async def run(jobs: int, clients: int, workers: int, postgres: bool) -> None:
     with tempfile.TemporaryDirectory() as temporary:
-        database_url = f"sqlite+aiosqlite:///{Path(temporary) / 'bench.db'}"
-        migrate_to_head(database_url)
+        if postgres:
+            database_url = bench_load.database_url().replace("_load", "_submit")
+            bench_load.fresh_database(database_url)
+        else:
+            database_url = f"sqlite+aiosqlite:///{Path(temporary) / 'bench.db'}"
+            migrate_to_head(database_url)
         token, project_id = await alice_with_token(database_url, account="physics")
         with served(database_url, workers) as port:
-            print(f"portal: {workers} web worker(s)")
+            where = "PostgreSQL" if postgres else "SQLite"
+            print(f"portal: {workers} web worker(s), {where}")
             await _measure(port, token, project_id, jobs, clients)
 
 
@@ -185,10 +192,15 @@ def main() -> None:
     parser.add_argument(
         "--web-workers", type=int, default=available_cpus(), help="uvicorn workers (app.serve)"
     )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="a fresh PostgreSQL database (PORTAL_TEST_PG_URL's server) instead of SQLite",
+    )
     options = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    asyncio.run(run(options.jobs, options.clients, options.web_workers))
+    asyncio.run(run(options.jobs, options.clients, options.web_workers, options.postgres))
 
 
 if __name__ == "__main__":
