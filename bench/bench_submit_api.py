@@ -1,6 +1,7 @@
 """Submitting through the portal's API against raw `sbatch` on the same cluster, in one run.
 
-    .venv/bin/python bench/bench_submit_api.py [--jobs 60] [--clients 4] [--web-workers N] [--postgres]
+    .venv/bin/python bench/bench_submit_api.py [--jobs 60] [--clients 4] [--web-workers N]
+                                               [--postgres]
 
 Needs the local cluster (``scripts/dev-cluster up``), as root. Serves the portal as production
 does, ``python -m app.serve`` with ``--web-workers`` uvicorn workers (default one per CPU, as
