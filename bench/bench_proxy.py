@@ -45,6 +45,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -177,26 +178,32 @@ class Session:
 
 
 @asynccontextmanager
+async def _serving(app: Any, **options: Any) -> AsyncIterator[str]:
+    """``app`` served by uvicorn in this process on a free local port, until the block ends."""
+    sock = _listening_socket()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, **options))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        # uvicorn reports start-up only through this flag, so it is polled.
+        while not server.started:
+            if serving.done():
+                serving.result()
+            await asyncio.sleep(0.02)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
+@asynccontextmanager
 async def _serve_in_process(settings: Settings) -> AsyncIterator[str]:
     app = create_app(settings)
-    sock = _listening_socket()
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1
-    )
-    server = uvicorn.Server(config)
-    async with app.router.lifespan_context(app):
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            # uvicorn reports start-up only through this flag, so it is polled.
-            while not server.started:
-                if serving.done():
-                    serving.result()
-                await asyncio.sleep(0.02)
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-        finally:
-            server.should_exit = True
-            await serving
-            sock.close()
+    async with (
+        app.router.lifespan_context(app),
+        _serving(app, lifespan="off", timeout_graceful_shutdown=1) as url,
+    ):
+        yield url
 
 
 async def _launch(browser: httpx.AsyncClient, project_id: int) -> None:
@@ -295,19 +302,10 @@ async def _bare_relay(upstream: str, headers: dict[str, str]) -> AsyncIterator[s
         )
 
     bare = Starlette(routes=[Route("/{path:path}", relay)])
-    sock = _listening_socket()
-    server = uvicorn.Server(uvicorn.Config(bare, log_level="warning", access_log=False))
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        while not server.started:
-            if serving.done():
-                serving.result()
-            await asyncio.sleep(0.02)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        async with _serving(bare) as url:
+            yield url
     finally:
-        server.should_exit = True
-        await serving
-        sock.close()
         await client.aclose()
 
 
