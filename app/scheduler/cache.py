@@ -39,7 +39,7 @@ class TtlCache(Generic[K, V]):
         self._entries.pop(key, None)
         self._entries[key] = (now + self.ttl, value)
         if self.most is not None and len(self._entries) > self.most:
-            self._trim(self.most, now)
+            self._trim(now)
         return value
 
     def forget(self, key: K) -> None:
@@ -48,8 +48,8 @@ class TtlCache(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _trim(self, most: int, now: float) -> None:
+    def _trim(self, now: float) -> None:
         for key in [key for key, (expires, _) in self._entries.items() if expires <= now]:
             del self._entries[key]
-        while len(self._entries) > most:
+        while self.most is not None and len(self._entries) > self.most:
             del self._entries[next(iter(self._entries))]

@@ -148,9 +148,8 @@ async def _recent_reach(request: Request, grant: credentials.Grant) -> Reach | N
     recent = services_of(request.app).reaches
     key = (grant.user_id, grant.session_hex)
     reach = await recent.get(key, lambda: _reach(request, grant))
-    if isinstance(reach, Reach) and reach.role == "owner":
-        return reach
-    recent.forget(key)
+    if not isinstance(reach, Reach) or reach.role != "owner":
+        recent.forget(key)
     return reach if isinstance(reach, Reach) else None
 
 
