@@ -4,7 +4,6 @@ ending the session ends its Slurm job."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import subprocess
 import time
@@ -14,11 +13,11 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.dev_apps import wait_for_jupyterlab
 from tests.e2e.conftest import LiveServer
+from tests.e2e.notebook import run_cell
 from tests.e2e.test_jobs_flow import sign_in
 from tests.slurm_versions import HOST_VERSION
 
@@ -41,23 +40,6 @@ def _launch(page: Any, screenshots: Path) -> None:
     expect(page.locator("#sessions-table .session-state").first).to_have_text(
         re.compile("Waiting for a node|Starting the server|Running")
     )
-
-
-def _run_cell(lab: Any, screenshots: Path) -> None:
-    # JupyterLab reopens what alice had open in earlier sessions; ?reset shows the launcher.
-    lab.goto(lab.url.split("?")[0] + "?reset")
-    lab.locator('.jp-LauncherCard[data-category="Notebook"]').first.click(
-        timeout=NOTEBOOK_DEADLINE_MS
-    )
-    choose = lab.get_by_role("button", name="Select", exact=True)
-    with contextlib.suppress(PlaywrightTimeout):
-        choose.click(timeout=5_000)
-    editor = lab.locator(".jp-Notebook .jp-Cell .cm-content").first
-    editor.click(timeout=NOTEBOOK_DEADLINE_MS)
-    editor.type("print(6*7)")
-    lab.keyboard.press("Shift+Enter")
-    output = lab.locator(".jp-OutputArea-output").first
-    expect(output).to_have_text(re.compile(r"^\s*42\s*$"), timeout=NOTEBOOK_DEADLINE_MS)
 
 
 def _slurm_job_state(job_id: str) -> str:
@@ -86,7 +68,7 @@ def test_alice_runs_a_notebook_cell_in_jupyterlab_through_the_portal(
         connect.click()
     lab = opened.value
     try:
-        _run_cell(lab, screenshots)
+        assert run_cell(lab, "print(6*7)", NOTEBOOK_DEADLINE_MS) == "42"
     finally:
         lab.screenshot(path=screenshots / "jupyterlab-notebook.png")
     # The app has an origin of its own, never the portal's.

@@ -4,7 +4,6 @@ nodes: Connect, a notebook cell that says where it runs, End."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import socket
 import subprocess
@@ -13,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.dev_apps import wait_for_jupyterlab
 from tests.e2e.conftest import LiveServer
+from tests.e2e.notebook import run_cell
 from tests.e2e.test_jobs_flow import sign_in
 from tests.portal import PortalProcess, seeded_database
 from tests.slurm_versions import (
@@ -87,23 +86,6 @@ def _unreachable(node: str, port: int = 6818) -> bool:
     return False
 
 
-def _run_cell(lab: Any, code: str) -> str:
-    # JupyterLab reopens what alice had open in earlier sessions; ?reset shows the launcher.
-    lab.goto(lab.url.split("?")[0] + "?reset")
-    lab.locator('.jp-LauncherCard[data-category="Notebook"]').first.click(
-        timeout=NOTEBOOK_DEADLINE_MS
-    )
-    with contextlib.suppress(PlaywrightTimeout):
-        lab.get_by_role("button", name="Select", exact=True).click(timeout=5_000)
-    editor = lab.locator(".jp-Notebook .jp-Cell .cm-content").first
-    editor.click(timeout=NOTEBOOK_DEADLINE_MS)
-    editor.type(code)
-    lab.keyboard.press("Shift+Enter")
-    output = lab.locator(".jp-OutputArea-output").first
-    expect(output).not_to_be_empty(timeout=NOTEBOOK_DEADLINE_MS)
-    return str(output.inner_text()).strip()
-
-
 @pytest.mark.usefixtures("compute_network_cut", "first_node_busy")
 def test_jupyterlab_on_the_second_compute_node_through_the_login_node(
     browser: Any, site_server: LiveServer, slurm_version: str, screenshots: Path
@@ -127,7 +109,7 @@ def test_jupyterlab_on_the_second_compute_node_through_the_login_node(
         connect.click()
     lab = opened.value
     try:
-        where = _run_cell(lab, "import socket; print(socket.gethostname())")
+        where = run_cell(lab, "import socket; print(socket.gethostname())", NOTEBOOK_DEADLINE_MS)
     finally:
         lab.screenshot(path=screenshots / "jupyterlab-site-second-node.png")
 

@@ -350,11 +350,33 @@ async def test_jobs_and_arrays_submitted_with_plain_sbatch_appear_and_end_with_t
         assert log.json()["data"] == f"task {task['array_task_id']}\n", (task, log.text)
 
 
+async def _apart_from_slurms_estimate(on: OnCluster, job_id: int) -> timedelta | None:
+    """How far the portal's expected start is from Slurm's own ``StartTime`` for the job,
+    once a poll cycle has had the chance to catch up with a moved estimate; None when the
+    job started meanwhile (its ``StartTime`` is then no longer an estimate)."""
+    apart = timedelta.max
+    for _ in range(30):
+        job = (await on.client.get(f"/api/v1/jobs/{job_id}", headers=on.headers)).json()
+        said = run_on(
+            on.version, ["squeue", "-h", "-t", "PD", "-j", job["slurm_job_id"], "-o", "%S"]
+        )
+        if job["state"] != "pending" or not said.stdout.strip():
+            return None
+        if said.stdout.strip() != "N/A":
+            slurms = datetime.fromisoformat(said.stdout.strip()).astimezone()
+            apart = abs(datetime.fromisoformat(job["expected_start_at"]) - slurms)
+            if apart <= timedelta(seconds=90):
+                break
+        await asyncio.sleep(1)
+    return apart
+
+
 @pytest.mark.slurm
 async def test_a_job_waiting_for_cpus_shows_slurms_expected_start(on_cluster: OnCluster) -> None:
     # Two jobs fill the node's two CPUs; the third waits, and Slurm's backfill scheduler
     # estimates when it will start (every second on the development clusters, every 30 s
-    # by default), which the next poll cycle records.
+    # by default), which the next poll cycle records. Other tests' jobs on the same cluster
+    # move that estimate, so the portal's figure is held to Slurm's own, not to a constant.
     script = "#!/bin/bash\n#SBATCH --time=3\n#SBATCH --cpus-per-task=1\nsleep 150\n"
     body = {"script": script, "project_id": on_cluster.project_id}
     ids: list[int] = []
@@ -374,9 +396,10 @@ async def test_a_job_waiting_for_cpus_shows_slurms_expected_start(on_cluster: On
                 break
             await asyncio.sleep(0.5)
         assert waiting["state"] == "pending" and waiting["expected_start_at"], waiting
-        estimate = datetime.fromisoformat(waiting["expected_start_at"])
         submitted = datetime.fromisoformat(waiting["submitted_at"])
-        assert submitted < estimate <= submitted + timedelta(minutes=4)
+        assert submitted < datetime.fromisoformat(waiting["expected_start_at"])
+        apart = await _apart_from_slurms_estimate(on_cluster, ids[2])
+        assert apart is None or apart <= timedelta(seconds=90), apart
     finally:
         for job_id in ids:
             await on_cluster.client.post(
