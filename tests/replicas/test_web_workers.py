@@ -189,5 +189,14 @@ def test_parallel_wrong_passwords_through_both_workers_are_throttled_as_one(
         statuses = list(pool.map(lambda _: _guess(portal, "wrong"), range(GUESSES)))
 
     assert sorted(statuses) == [401] * MAX_FAILURES + [429] * (GUESSES - MAX_FAILURES)
-    assert _guess(portal, "carol-demo") == 429, "the right password waits out the window too"
+    # The kernel gives each connection to whichever worker accepts first, which may be the
+    # same one every time: more wrong guesses, in bursts, until both have answered. Each one
+    # is refused, whichever worker takes it: a worker counting on its own would say 401.
+    for _ in range(20):
+        if len(_served_by(portal)) >= 2:
+            break
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            more = list(pool.map(lambda _: _guess(portal, "wrong"), range(4)))
+        assert more == [429] * 4, more
     assert len(_served_by(portal)) >= 2, "one worker served every request"
+    assert _guess(portal, "carol-demo") == 429, "the right password waits out the window too"
