@@ -33,6 +33,7 @@ from app.db import create_engine, create_sessionmaker
 from app.models.projects import Membership, Project
 from app.models.users import User, UserClusterAccount
 from app.poller.cycle import poll_cluster_once
+from app.poller.runner import collect_less_often
 from app.scheduler.config import ClusterConfig, load_clusters
 from app.scheduler.lsf import commands as lsf_commands
 from app.scheduler.lsf.adapter import LsfAdapter
@@ -102,6 +103,7 @@ async def timed(call: Callable[[], Awaitable[T]]) -> tuple[float, T]:
 async def measure(
     sessionmaker: async_sessionmaker[AsyncSession], config: ClusterConfig, cycles: int
 ) -> None:
+    collect_less_often()  # as the poller's own loop does
     adapter = build_adapter(config, "ssh")
     assert isinstance(adapter, PbsAdapter | LsfAdapter)
     argv = LISTING[config.scheduler]
@@ -152,8 +154,10 @@ async def run(scheduler: str, jobs: int, cycles: int) -> None:
 
 def wipe(scheduler: str) -> None:
     for step in (["down", "--wipe"], ["up"]):
-        subprocess.run([str(DEV_CLUSTER), *step, "--scheduler", scheduler],
-                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+        command = [str(DEV_CLUSTER), *step, "--scheduler", scheduler]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import random
@@ -249,6 +250,20 @@ def _cluster_work(
     return work
 
 
+# The poller keeps each queued job's record from one cycle to the next (record reuse), and a
+# cycle over a large queue allocates tens of thousands of objects: at CPython's first-generation
+# threshold (700 allocations) the collector walked everything often enough to take 40 % of a
+# 10,000-job cycle's own work (bench/bench_poller_pbs_lsf.py). At 10,000 it runs 14 times less
+# often; garbage is still collected, and memory was unchanged.
+FIRST_GENERATION_THRESHOLD = 10_000
+
+
+def collect_less_often() -> None:
+    """Raise the collector's first-generation threshold to FIRST_GENERATION_THRESHOLD."""
+    first, *older = gc.get_threshold()
+    gc.set_threshold(max(first, FIRST_GENERATION_THRESHOLD), *older)
+
+
 async def run_poller(
     settings: Settings,
     sessionmaker: async_sessionmaker[AsyncSession],
@@ -267,6 +282,7 @@ async def run_poller(
 
     Every task runs supervised (``app.observability.supervisor``): the group only ever sees
     them end on ``stop_event`` or on cancellation, so one task's exception cancels no other."""
+    collect_less_often()
     rules = grace or Grace(submit=timedelta(seconds=settings.submit_grace))
     name = holder or default_holder()
     tasks = board if board is not None else TaskBoard()

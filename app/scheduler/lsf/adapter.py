@@ -85,6 +85,7 @@ class LsfAdapter:
         self.ssh = ssh
         self.files = SftpFiles(ssh, config.browse_roots)
         self.tunnels = SshTunnels(ssh) if config.compute_access == "via_login" else None
+        self._queue_reader = parsing.BjobsReader()
         self._queues: TtlCache[str, tuple[list[PartitionInfo], dict[str, int]]] = TtlCache(
             queues_cache_seconds
         )
@@ -181,7 +182,7 @@ class LsfAdapter:
     async def queue(self) -> list[JobInfo]:
         """Every unfinished and recently finished job, from one bjobs call."""
         text = await self._listing(commands.bjobs_argv(), "bjobs")
-        return parsing.parse_jobs(text, datetime.now(UTC))
+        return self._queue_reader.parse(text, datetime.now(UTC))
 
     async def accounting(
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None

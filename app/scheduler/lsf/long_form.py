@@ -53,12 +53,19 @@ def unwrap(text: str) -> str:
 
 def records(text: str, now: datetime) -> Iterator[LongRecord]:
     """Each ``Job <…>`` record of bjobs -l or bhist -l output."""
+    for chunk in chunks(text):
+        yield record(chunk, now)
+
+
+def chunks(text: str) -> Iterator[str]:
+    """The text of each ``Job <…>`` record, its wrapping undone: what ``record`` reads."""
     for chunk in _RECORD_START.split(unwrap(text)):
         if chunk.startswith("Job <"):
-            yield _record(chunk, now)
+            yield chunk
 
 
-def _record(chunk: str, now: datetime) -> LongRecord:
+def record(chunk: str, now: datetime) -> LongRecord:
+    """One record's header fields, events, limits and pending reasons from its text."""
     lines = chunk.split("\n")
     events: list[Event] = []
     limits: dict[str, str] = {}

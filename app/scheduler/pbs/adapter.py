@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 
 from app.scheduler.base import follow_file
@@ -69,6 +69,7 @@ class PbsAdapter:
         self.rest = None
         self.files = SftpFiles(ssh, config.browse_roots)
         self.tunnels = SshTunnels(ssh) if config.compute_access == "via_login" else None
+        self._queue_reader = parsing.QstatReader()
 
     async def submit(self, spec: JobSpec, as_user: str) -> str:
         """Make the job's folders and qsub as ``as_user`` in one round trip; PBS's job id."""
@@ -112,7 +113,7 @@ class PbsAdapter:
     async def queue(self) -> list[JobInfo]:
         """Every job and array task the server holds, finished ones of the history included
         (``qstat -x``): one call, as the poller expects."""
-        return await self._qstat(commands.qstat_argv(history=True))
+        return await self._qstat(commands.qstat_argv(history=True), self._queue_reader.parse)
 
     async def accounting(
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None
@@ -124,14 +125,16 @@ class PbsAdapter:
             return jobs
         return [j for j in jobs if j.submit_time is None or j.submit_time >= since]
 
-    async def _qstat(self, argv: list[str]) -> list[JobInfo]:
+    async def _qstat(
+        self, argv: list[str], parse: Callable[[str], list[JobInfo]] = parsing.parse_jobs
+    ) -> list[JobInfo]:
         result = await self.ssh.run(argv)
         # Asked for ids it no longer knows, qstat still prints the others and exits non-zero.
         if result.exit_status != 0 and not result.text.strip():
             if "unknown job id" in result.stderr.lower():
                 return []
             raise SchedulerUnavailable(f"qstat failed: {result.stderr.strip()}")
-        return parsing.parse_jobs(result.text)
+        return parse(result.text)
 
     async def cancel(self, job_ids: Sequence[str], as_user: str) -> None:
         """qdel as the user; PermissionDenied for other users' jobs."""

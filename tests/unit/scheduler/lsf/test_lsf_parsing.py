@@ -260,3 +260,19 @@ def test_a_daemon_that_does_not_answer_is_transient() -> None:
         "Connection reset by peer. Job not submitted."
     )
     assert not is_transient("gpu: No such queue. Job not submitted.")
+
+
+def test_the_queue_reader_reuses_records_but_not_a_running_jobs() -> None:
+    text = recorded("bjobs-l-a-u-all.txt")
+    reader = parsing.BjobsReader()
+    first = reader.parse(text, NOW)
+    assert first == parsing.parse_jobs(text, NOW)
+    later = NOW + timedelta(seconds=30)
+    again = reader.parse(text, later)
+    assert again == parsing.parse_jobs(text, later)
+    for old, new in zip(first, again, strict=True):
+        runs = old.start_time is not None and old.end_time is None
+        # A running job's elapsed time counts on; every other record is the same object.
+        assert (new is not old) if runs else (new is old), new.job_id
+    running = next(job for job in again if job.job_id == "318")
+    assert running.elapsed_seconds == 53 + 30

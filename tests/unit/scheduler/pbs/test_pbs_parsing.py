@@ -9,6 +9,7 @@ import pytest
 
 from app.scheduler.nodes import NodeState
 from app.scheduler.pbs.parsing import (
+    QstatReader,
     ended_state,
     node_state,
     parse_jobs,
@@ -149,3 +150,37 @@ def test_an_empty_answer_is_no_job() -> None:
 
 def test_times_are_read_as_utc() -> None:
     assert parse_time("Fri Nov 27 20:28:09 2026") == datetime(2026, 11, 27, 20, 28, 9, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "",
+        None,
+        "Fri Nov 27 20:28:09",
+        "Fri Foo 27 20:28:09 2026",
+        "Fri Feb 30 20:28:09 2026",
+        "Fri Nov 27 20:28 2026",
+        "Fri Nov 27 25:28:09 2026",
+    ],
+)
+def test_times_pbs_would_not_print_are_no_time(value) -> None:
+    assert parse_time(value) is None
+
+
+def test_the_queue_reader_reuses_the_records_of_unchanged_jobs() -> None:
+    text = (RECORDED / "qstat-history.json").read_text()
+    reader = QstatReader()
+    first = reader.parse(text)
+    assert first == parse_jobs(text)
+    again = reader.parse(text)
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))
+    # One job changes (it starts): its record is read again, the others are kept.
+    listing = json.loads(text)
+    changed_id = IDS["held"]
+    listing["Jobs"][changed_id]["job_state"] = "R"
+    later = reader.parse(json.dumps(listing))
+    assert later == parse_jobs(json.dumps(listing))
+    changed = next(job for job in later if job.job_id == changed_id)
+    assert changed.native_state == "R" and all(job is not changed for job in first)
+    assert sum(job is old for job, old in zip(later, first, strict=True)) == len(first) - 1
