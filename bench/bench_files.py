@@ -5,30 +5,35 @@
 Needs the local cluster (``scripts/dev-cluster up``). Serves the portal with uvicorn in its
 own process (SQLite in a temporary directory) and, as ``alice`` with an API token, uploads a
 random file in 8 MiB pieces (``PUT /api/v1/files/…/uploads/{id}``) and downloads it
-(``GET …/download``); then OpenSSH's ``sftp`` does the same as ``alice`` with a certificate
-minted the portal's way, to the same host in the same run. Best of ``--rounds`` each; prints
-MB/s and the portal's share of plain sftp's speed.
+(``GET …/download``); then the scheduler library's own SFTP layer does the same from this
+process (the floor: no HTTP, API or database), and OpenSSH's ``sftp`` as ``alice`` with a
+certificate minted the portal's way, to the same host in the same run. Best of ``--rounds``
+each; prints MB/s, and the portal's and the floor's share of plain sftp's speed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
-from portal_process import CLUSTER, CLUSTERS_FILE, alice_with_token, served
+from portal_process import CLUSTER, CLUSTERS_FILE, alice_with_token, free_port, served
 
 from app.db import migrate_to_head
 from app.scheduler.config import ClusterConfig, load_clusters
+from app.scheduler.registry import build_adapter
+from app.scheduler.slurm.adapter import SlurmAdapter
 from app.scheduler.slurm.certificates import UserCertificates
 
 PART = 8 << 20
@@ -62,16 +67,112 @@ async def _portal_upload(client: httpx.AsyncClient, source: Path, folder: str) -
     return time.perf_counter() - started
 
 
-async def _portal_download(client: httpx.AsyncClient, folder: str, checksum: str) -> float:
-    digest, started = hashlib.sha256(), time.perf_counter()
+@contextlib.contextmanager
+def _bare_app() -> Iterator[str]:
+    """``bare_app.py`` in uvicorn on a free local port: its base URL, until the block ends."""
+    port = free_port()
+    argv = [sys.executable, "-m", "uvicorn", "--factory", "bare_app:create"]
+    argv += ["--port", str(port), "--no-access-log", "--log-level", "warning"]
+    bare = subprocess.Popen(argv, cwd=Path(__file__).parent)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        bare.terminate()
+        bare.wait()
+
+
+async def _http_floor(
+    base: str, source: Path, size: int, copy: Path, rounds: int
+) -> tuple[float, float]:
+    """The same pieces to and from a bare app in the same framework that keeps nothing: what
+    HTTP alone costs on this machine, with the same client."""
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        await _answering(client)
+        ups, downs = [], []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            async for piece in _parts(source):
+                (await client.put("/bytes", content=piece)).raise_for_status()
+            ups.append(time.perf_counter() - started)
+        for _ in range(rounds):
+            started = time.perf_counter()
+            with copy.open("wb") as written:
+                async with client.stream("GET", "/bytes", params={"size": size}) as got:
+                    async for piece in got.aiter_bytes(1 << 20):
+                        written.write(piece)
+            downs.append(time.perf_counter() - started)
+    return min(ups), min(downs)
+
+
+async def _answering(client: httpx.AsyncClient) -> None:
+    for _ in range(100):
+        try:
+            (await client.get("/bytes", params={"size": 1})).raise_for_status()
+            return
+        except httpx.TransportError:
+            await asyncio.sleep(0.1)
+    raise SystemExit("the bare app did not answer")
+
+
+def _checked(copy: Path, checksum: str, who: str) -> None:
+    """The copy's checksum, read after the clock stopped, as for sftp's."""
+    assert hashlib.sha256(copy.read_bytes()).hexdigest() == checksum, f"{who}'s copy differs"
+
+
+async def _portal_download(
+    client: httpx.AsyncClient, folder: str, copy: Path, checksum: str
+) -> float:
+    started = time.perf_counter()
     params = {"path": f"{folder}/bench.bin"}
-    async with client.stream("GET", f"/api/v1/files/{CLUSTER}/download", params=params) as got:
-        got.raise_for_status()
-        async for piece in got.aiter_bytes(1 << 20):
-            digest.update(piece)
+    with copy.open("wb") as written:
+        url = f"/api/v1/files/{CLUSTER}/download"
+        async with client.stream("GET", url, params=params) as got:
+            got.raise_for_status()
+            async for piece in got.aiter_bytes(1 << 20):
+                written.write(piece)
     elapsed = time.perf_counter() - started
-    assert digest.hexdigest() == checksum, "the portal's download differs"
+    _checked(copy, checksum, "the portal")
     return elapsed
+
+
+async def _floor_rounds(
+    config: ClusterConfig, source: Path, copy: Path, checksum: str, rounds: int
+) -> tuple[float, float]:
+    """The same pieces through the scheduler library's own SFTP layer, from this process: what
+    the portal's file routes call, without HTTP, the API or the database (the floor)."""
+    adapter = build_adapter(config, "ssh")
+    assert isinstance(adapter, SlurmAdapter)
+    folder = f"/home/alice/floor-bench-{uuid.uuid4().hex[:8]}"
+    await adapter.files.make_folder(folder, "alice")
+    ups, downs = [], []
+    try:
+        for _ in range(rounds):
+            upload, started, offset = uuid.uuid4().hex, time.perf_counter(), 0
+            async for piece in _parts(source):
+                offset = await adapter.files.write_part(
+                    folder, upload, offset, _one(piece), "alice"
+                )
+            await adapter.files.finish_upload(
+                folder, upload, "bench.bin", offset, "alice", replace=True
+            )
+            ups.append(time.perf_counter() - started)
+        for _ in range(rounds):
+            started = time.perf_counter()
+            opened = await adapter.files.open_file(f"{folder}/bench.bin", "alice")
+            with copy.open("wb") as written:
+                async for piece in opened.chunks:
+                    written.write(piece)
+            downs.append(time.perf_counter() - started)
+            _checked(copy, checksum, "the library")
+        await adapter.files.remove(f"{folder}/bench.bin", "alice")
+        await adapter.files.remove(folder, "alice")
+    finally:
+        await adapter.close()
+    return min(ups), min(downs)
+
+
+async def _one(piece: bytes) -> AsyncIterator[bytes]:
+    yield piece
 
 
 def _sftp_identity(config: ClusterConfig, folder: Path) -> list[str]:
@@ -108,7 +209,8 @@ async def _portal_rounds(
             await client.post(f"/api/v1/files/{CLUSTER}/folders", json={"path": folder})
         ).raise_for_status()
         up = min([await _portal_upload(client, source, folder) for _ in range(rounds)])
-        down = min([await _portal_download(client, folder, checksum) for _ in range(rounds)])
+        copy = source.with_name("portal.bin")
+        down = min([await _portal_download(client, folder, copy, checksum) for _ in range(rounds)])
         await client.delete(f"/api/v1/files/{CLUSTER}", params={"path": f"{folder}/bench.bin"})
         await client.delete(f"/api/v1/files/{CLUSTER}", params={"path": folder})
     return up, down
@@ -123,7 +225,7 @@ def _sftp_rounds(
     up = min(_sftp(argv, config.login_host, f"put {source} {target}\n") for _ in range(rounds))
     down = min(_sftp(argv, config.login_host, f"get {target} {copy}\n") for _ in range(rounds))
     _sftp(argv, config.login_host, f"rm {target}\n")
-    assert hashlib.sha256(copy.read_bytes()).hexdigest() == checksum, "sftp's copy differs"
+    _checked(copy, checksum, "sftp")
     return up, down
 
 
@@ -139,17 +241,27 @@ async def run(megabytes: int, rounds: int) -> None:
         checksum = _random_file(source, size)
         with served(database_url) as port:
             portal = await _portal_rounds(port, token, source, checksum, rounds)
+        floor = await _floor_rounds(config, source, work / "floor.bin", checksum, rounds)
+        with _bare_app() as base:
+            http = await _http_floor(base, source, size, work / "http.bin", rounds)
         plain = _sftp_rounds(config, work, source, checksum, rounds)
-    _report(size, portal, plain)
+    _report(size, {"portal API": portal, "library": floor, "bare HTTP": http, "sftp": plain})
 
 
-def _report(size: int, portal: tuple[float, float], plain: tuple[float, float]) -> None:
+def _report(size: int, seconds: dict[str, tuple[float, float]]) -> None:
     megabytes = size / 1e6
     for label, index in (("upload", 0), ("download", 1)):
-        through, direct = megabytes / portal[index], megabytes / plain[index]
+        speeds = {name: megabytes / taken[index] for name, taken in seconds.items()}
+        plain = speeds["sftp"]
+        # When the SFTP stage and the HTTP stage share the same cores, each megabyte costs
+        # the time of both: the most the portal can do is 1 / (1/library + 1/HTTP).
+        both = 1 / (1 / speeds["library"] + 1 / speeds["bare HTTP"])
         print(
-            f"{label:8} {megabytes:.0f} MB: portal API {through:6.1f} MB/s  "
-            f"sftp {direct:6.1f} MB/s  portal/sftp {through / direct:.2f}"
+            f"{label:8} {megabytes:.0f} MB: "
+            + "  ".join(f"{name} {speed:6.1f} MB/s" for name, speed in speeds.items())
+            + f"  portal/sftp {speeds['portal API'] / plain:.2f}"
+            + f"  library/sftp {speeds['library'] / plain:.2f}"
+            + f"  both stages in series {both:6.1f} MB/s ({both / plain:.2f} of sftp)"
         )
 
 
