@@ -53,11 +53,14 @@ def fresh_database(url: str = BENCH_DB_URL) -> str:
 
 async def alice_in_physics(
     sessionmaker: async_sessionmaker[AsyncSession],
+    cluster: str = CLUSTER,
+    account: str = "physics",
 ) -> tuple[User, Project]:
+    """alice, a member of a project charging ``account`` on ``cluster``."""
     async with sessionmaker() as session:
-        project = Project(name="Physics", slurm_account="physics", cluster=CLUSTER)
+        project = Project(name=account.title(), slurm_account=account, cluster=cluster)
         alice = User(login="alice", display_name="Alice")
-        alice.cluster_accounts.append(UserClusterAccount(cluster=CLUSTER, username="alice"))
+        alice.cluster_accounts.append(UserClusterAccount(cluster=cluster, username="alice"))
         session.add_all([project, alice])
         await session.flush()
         session.add(Membership(user_id=alice.id, project_id=project.id, role="member"))

@@ -25,13 +25,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
-from bench_poller import BENCH_DB_URL, fresh_database
+from bench_poller import BENCH_DB_URL, alice_in_physics, fresh_database
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import create_engine, create_sessionmaker
-from app.models.projects import Membership, Project
-from app.models.users import User, UserClusterAccount
 from app.poller.cycle import poll_cluster_once
 from app.poller.runner import collect_less_often
 from app.scheduler.config import ClusterConfig, load_clusters
@@ -83,17 +81,6 @@ def submit_held(scheduler: str, jobs: int) -> float:
     return time.perf_counter() - started
 
 
-async def alice_in_bench(sessionmaker: async_sessionmaker[AsyncSession], cluster: str) -> None:
-    async with sessionmaker() as session:
-        project = Project(name="Bench", slurm_account="bench", cluster=cluster)
-        alice = User(login="alice", display_name="Alice")
-        alice.cluster_accounts.append(UserClusterAccount(cluster=cluster, username="alice"))
-        session.add_all([project, alice])
-        await session.flush()
-        session.add(Membership(user_id=alice.id, project_id=project.id, role="member"))
-        await session.commit()
-
-
 async def timed(call: Callable[[], Awaitable[T]]) -> tuple[float, T]:
     started = time.perf_counter()
     result = await call()
@@ -141,7 +128,7 @@ async def run(scheduler: str, jobs: int, cycles: int) -> None:
     url = make_url(BENCH_DB_URL).set(database=f"hpcportal_bench_{scheduler}")
     engine = create_engine(fresh_database(url.render_as_string(hide_password=False)))
     try:
-        await alice_in_bench(create_sessionmaker(engine), config.name)
+        await alice_in_physics(create_sessionmaker(engine), config.name, account="bench")
         seconds = await asyncio.to_thread(submit_held, scheduler, jobs)
         print(
             f"{scheduler}: {jobs} held jobs submitted in {seconds:.0f} s "
