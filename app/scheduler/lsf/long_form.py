@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from app.scheduler.months import MONTHS
+
 CONTINUATION = "\n" + " " * 21
 _RECORD_START = re.compile(r"^(?=Job <)", re.MULTILINE)
 # The blank of ", " or " <" may be the one a wrap point swallowed.
@@ -23,8 +25,6 @@ _EVENT = re.compile(
     r"(?P<time>\d\d:\d\d:\d\d)(?: (?P<year>\d{4}))?: (?P<text>.*)$"
 )
 _LIMIT_NAMES = re.compile(r"^ ((?:[A-Z]+LIMIT +)*[A-Z]+LIMIT) *$")
-_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_MONTHS = {name: number for number, name in enumerate(_MONTH_NAMES, 1)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +118,7 @@ def bracketed(text: str, key: str) -> str | None:
 
 
 def _when(match: re.Match[str], now: datetime) -> datetime | None:
-    month = _MONTHS.get(match["month"])
+    month = MONTHS.get(match["month"])
     if month is None:
         return None
     hour, minute, second = (int(p) for p in match["time"].split(":"))

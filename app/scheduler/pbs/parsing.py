@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from app.scheduler.months import MONTHS
 from app.scheduler.nodes import NodeInfo, NodesReport, NodeState, PartitionAccess
 from app.scheduler.pbs.commands import COMMENT_VARIABLE, RECORD_SEPARATOR
 from app.scheduler.states import JobState
@@ -42,12 +43,6 @@ SUBSTATE_FAILED = 93
 SIGNAL_BASE = 256
 
 _SIZE = re.compile(r"(?P<n>\d+)(?P<u>[kmgtp]?)(?P<w>b|w)?", re.IGNORECASE)
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
-    )
-}
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
 
 
@@ -96,7 +91,7 @@ def parse_time(value: Any) -> datetime | None:
         _, month, day, clock, year = str(value).split()
         hour, minute, second = clock.split(":")
         return datetime(
-            int(year), _MONTHS[month], int(day), int(hour), int(minute), int(second), tzinfo=UTC
+            int(year), MONTHS[month], int(day), int(hour), int(minute), int(second), tzinfo=UTC
         )
     except (ValueError, KeyError):
         return None
