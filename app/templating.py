@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -11,7 +11,7 @@ from weakref import WeakKeyDictionary
 
 from fastapi import Request
 from fastapi.responses import Response
-from jinja2 import pass_context
+from jinja2 import Environment, pass_context, pass_environment
 from jinja2_fragments.fastapi import Jinja2Blocks
 from markupsafe import Markup
 from starlette.datastructures import URL, URLPath
@@ -98,6 +98,40 @@ def _shell_clusters(context: Any) -> tuple[str, ...]:
     return () if services is None or actor is None else services.shells.clusters_for(actor)
 
 
+# Rendered rows kept per web worker: a few pages' worth for every reader of a busy site.
+FRAGMENTS_KEPT = 4096
+
+
+@pass_environment
+def _cached_macro(env: Environment, template: str, macro: str, *args: Hashable) -> Markup:
+    """``macro`` of ``template`` called with ``args``, rendered once per language.
+
+    Only for macros whose output depends on their arguments and the language alone: they
+    see no request and no page context. The arguments are the key, so a row whose job
+    changed in any shown way is a new key and is rendered again; nothing is ever stale.
+    """
+    try:
+        hash(args)
+    except TypeError:  # an argument that cannot be a key: rendered every time
+        return _call_macro(env, template, macro, args)
+    return _render_macro(env, template, macro, i18n.current_locale(), args)
+
+
+@lru_cache(maxsize=FRAGMENTS_KEPT)
+def _render_macro(
+    env: Environment, template: str, macro: str, locale: str, args: tuple[Hashable, ...]
+) -> Markup:
+    del locale  # part of the key: the macro's messages follow the request's language
+    return _call_macro(env, template, macro, args)
+
+
+def _call_macro(env: Environment, template: str, macro: str, args: tuple[Any, ...]) -> Markup:
+    rendered = getattr(env.get_template(template).module, macro)(*args)
+    if not isinstance(rendered, Markup):  # only an autoescaping template's macro is safe
+        raise TypeError(f"{template}: {macro} did not render escaped markup")
+    return rendered
+
+
 def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates = Jinja2Blocks(directory=str(directory))
     # Messages are translated when a page is rendered, in the request's language (app.i18n).
@@ -116,6 +150,7 @@ def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates.env.filters["figure"] = _two_decimals
     templates.env.globals["url_for"] = _url_for
     templates.env.globals["shell_clusters"] = _shell_clusters
+    templates.env.globals["cached_macro"] = _cached_macro
     return templates
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -9,7 +10,10 @@ from fastapi import FastAPI
 from markupsafe import escape
 from starlette.requests import Request
 
+from app.i18n import use_locale
 from app.templating import create_templates, local_time
+from app.web.dashboard import JobRow
+from app.web.jobs_fragments import state_badge
 
 
 def _app(prefix: str) -> FastAPI:
@@ -76,3 +80,45 @@ def test_local_time_is_a_time_element_in_utc_from_naive_or_aware_moments() -> No
         'data-local-time="minute">2026-03-01 12:30 UTC</time>'
     )
     assert str(local_time(None)) == "—"
+
+
+def test_a_cached_row_is_rendered_once_per_language_and_again_when_anything_shown_changes() -> None:
+    env = create_templates().env
+    table = env.from_string(
+        '{% from "components/_job_row.html" import job_table %}{{ job_table(rows, "Jobs") }}'
+    )
+    running = JobRow(
+        id=7,
+        name="<b>fit</b>",
+        slurm_id="4242",
+        badge=state_badge("running"),
+        project="physics",
+        owner="alice",
+        cluster="testcluster",
+        submitted=local_time(datetime(2026, 3, 1, 12, 30, 5)),
+        elapsed="1 min",
+        tasks=None,
+    )
+    calls: list[tuple[object, ...]] = []
+    module = env.get_template("components/_job_row.html").module
+    original = module.job_row
+
+    def counted(*args: object) -> object:
+        calls.append(args)
+        return original(*args)
+
+    module.job_row = counted
+    try:
+        first, again = table.render(rows=[running]), table.render(rows=[running])
+        ended = replace(running, badge=state_badge("completed"), elapsed="2 min")
+        later = table.render(rows=[ended])
+        with use_locale("fr"):
+            french = table.render(rows=[running])
+    finally:
+        module.job_row = original
+    assert first == again
+    assert [args[0] for args in calls] == [running, ended, running]
+    assert "&lt;b&gt;fit&lt;/b&gt;" in first and "<b>fit" not in first
+    assert "Running" in first and "1 min" in first
+    assert "Completed" in later and "2 min" in later and "Running" not in later
+    assert 'data-label="Soumis le"' in french and 'data-label="Submitted"' not in french
