@@ -9,7 +9,7 @@ their array unless one is searched for by its id (``169_2``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -50,16 +50,21 @@ def list_filters(actor: Actor, query: ListQuery) -> JobListFilters:
 
 
 async def list_page(
-    session: AsyncSession, actor: Actor, query: ListQuery, before: int | None, limit: int
+    session: AsyncSession,
+    actor: Actor,
+    query: ListQuery,
+    before: int | None,
+    limit: int,
+    columns: Sequence[str] = (),
 ) -> tuple[list[JobListRow], int | None]:
     """One page of the jobs ``actor`` may see, newest first, and the id the next one
-    starts below (None on the last page)."""
+    starts below (None on the last page). ``columns``: as ``repository.list_job_rows``."""
     size = max(1, min(limit, MAX_PAGE))
     visible = repository.visible_jobs_query(
         actor.user_id, actor.is_site_admin, sorted(actor.project_roles)
     )
     found = await repository.list_job_rows(
-        session, visible, list_filters(actor, query), before, size + 1
+        session, visible, list_filters(actor, query), before, size + 1, columns
     )
     has_more = len(found) > size
     return found[:size], found[size - 1].job.id if has_more else None

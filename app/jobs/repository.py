@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from sqlalchemy import Row, Select, Table, bindparam, case, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import aliased, load_only
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.jobs.states import ACTIVE_STATES, TERMINAL_STATES
@@ -351,12 +351,16 @@ async def list_job_rows(
     wanted: JobListFilters,
     before_id: int | None,
     limit: int,
+    columns: Sequence[str] = (),
 ) -> list[JobListRow]:
     """One keyset page (ids below ``before_id``) of ``visible`` jobs, newest first.
 
-    A single query: project name and owner are joined, array tasks counted inside it.
+    A single query: project name and owner are joined, array tasks counted inside it. With
+    ``columns``, the jobs hold only those (and their id); reading any other raises.
     """
     query = _narrowed(visible, wanted).join(Project, Project.id == Job.project_id)
+    if columns:
+        query = query.options(load_only(*(getattr(Job, c) for c in columns), raiseload=True))
     query = query.join(User, User.id == Job.owner_user_id)
     query = query.add_columns(
         Project.name,
