@@ -39,11 +39,11 @@ from app.request_bodies import check_sender, max_body_bytes
 from app.scheduler.registry import Schedulers
 from app.web import observability as web_observability
 from app.web import render_pool
+from app.web import router as web_pages
 from app.web.app_host import AppHostMiddleware
 from app.web.http_guards import BodyLimitMiddleware, SecurityHeadersMiddleware
 from app.web.language import LocaleMiddleware
 from app.web.proxies import ForwardedForMiddleware
-from app.web.router import router as web_router
 from app.web.settings import WebSettings, load_web_settings
 from app.wiring import Services, build_services, services_of
 
@@ -102,9 +102,13 @@ def include_routers(app: FastAPI) -> None:
     """The operations endpoints, then one registry per surface."""
     app.include_router(health.router)
     app.include_router(api_docs.router)
-    app.include_router(api_v1.router)
+    for routes in api_v1.ROUTERS:
+        app.include_router(
+            routes, prefix=api_v1.PREFIX, generate_unique_id_function=api_v1.operation_id
+        )
     app.openapi_tags = api_v1.TAGS
-    app.include_router(web_router)
+    for pages in web_pages.ROUTERS:
+        app.include_router(pages)
 
 
 def _check_environment(settings: Settings) -> None:

@@ -2,10 +2,11 @@
 
 Path parameters are typed (``{job_id:int}``) and actions have routes of their own, so no two
 routes match one address and the order below does not matter (tests/unit/
-test_route_registry.py checks both).
+test_route_registry.py checks both). The application includes each of them itself
+(``app.main.include_routers``): FastAPI matches an included router's routes once for the
+router and once more for each router around it, so every level of nesting adds a pass over
+every page's routes to every request.
 """
-
-from fastapi import APIRouter
 
 from app.web import (
     admin,
@@ -71,7 +72,3 @@ ROUTERS = (
     admin.router,
     admin_audit.router,
 )
-
-router = APIRouter()
-for pages in ROUTERS:
-    router.include_router(pages)

@@ -69,7 +69,7 @@ def operation_id(route: APIRoute) -> str:
     return route.name
 
 
-router = APIRouter(prefix="/api/v1", generate_unique_id_function=operation_id)
+PREFIX = "/api/v1"
 MODULES = (
     me,
     projects,
@@ -86,6 +86,8 @@ MODULES = (
     session_viewers,
     workflows,
 )
-for module in (*MODULES, notifications, announcements):
-    router.include_router(module.router)
-router.include_router(sessions.apps)
+# Included by the application itself, each under PREFIX (see app/web/router.py for why).
+ROUTERS: tuple[APIRouter, ...] = (
+    *(module.router for module in (*MODULES, notifications, announcements)),
+    sessions.apps,
+)
