@@ -25,6 +25,8 @@ _END_FACTS = frozenset({"ended_at", "exit_code", "exit_signal", "max_rss_bytes"}
 _ARRAY_FACTS = _END_FACTS | {"elapsed_seconds", "total_cpu_seconds", "started_at", "native_state"}
 # Slurm ids are looked up in chunks so a burst of outside jobs keeps each query small.
 LOOKUP_CHUNK = 500
+# New rows are written this many at a time, within the cycle's one transaction.
+RECORD_CHUNK = 1000
 
 
 async def load_directory(sessionmaker: async_sessionmaker[AsyncSession], cluster: str) -> Directory:
@@ -117,11 +119,22 @@ async def record_outside_jobs(
     async with unit_of_work(sessionmaker) as session:
         known = await _recorded(session, cluster, candidates)
         added = not_recorded(candidates, known)
-        rows = [_row(cluster, outside, now) for outside in added]
-        session.add_all(rows)
-        await session.flush()  # one round trip for every id the events need
-        for job in rows:
-            repository.add_event(
-                session, job.id, None, job.state, reason=SUBMITTED_OUTSIDE, source="poller"
-            )
+        for start in range(0, len(added), RECORD_CHUNK):
+            await _add_rows(session, cluster, added[start : start + RECORD_CHUNK], now)
     return len(added)
+
+
+async def _add_rows(
+    session: AsyncSession, cluster: str, added: Sequence[OutsideJob], now: datetime
+) -> None:
+    """One chunk's rows and their first events, flushed and then let go: a queue of 100,000
+    outside jobs would otherwise hold 100,000 rows and events in memory until the commit."""
+    rows = [_row(cluster, outside, now) for outside in added]
+    session.add_all(rows)
+    await session.flush()  # one round trip for every id the events need
+    for job in rows:
+        repository.add_event(
+            session, job.id, None, job.state, reason=SUBMITTED_OUTSIDE, source="poller"
+        )
+    await session.flush()
+    session.expunge_all()

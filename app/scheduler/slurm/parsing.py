@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 
+from app.scheduler.fields import FieldNames
 from app.scheduler.slurm.commands import SACCT_FIELDS, SEP, SINFO_FIELDS, SQUEUE_FIELDS
 from app.scheduler.states import JobState, state_from_slurm
 from app.scheduler.types import Association, JobInfo, PartitionInfo, Tres
@@ -187,37 +188,53 @@ def _seconds(delta: timedelta | None) -> int | None:
     return None if delta is None else int(delta.total_seconds())
 
 
+_SQUEUE_NAMES = FieldNames([key for key, _ in SQUEUE_FIELDS])
+
+
 def parse_squeue(text: str) -> list[JobInfo]:
     """Parse the output of ``squeue_argv()`` into JobInfo records."""
-    keys = [key for key, _ in SQUEUE_FIELDS]
-    return [_squeue_job(dict(zip(keys, row, strict=True))) for row in _split_rows(text, len(keys))]
+    return [_squeue_record(row) for row in _split_rows(text, len(SQUEUE_FIELDS))]
+
+
+def _squeue_record(cells: list[str]) -> JobInfo:
+    """One line's record; its raw fields kept compact (app/scheduler/fields.py), since a
+    poller keeps the records of a whole queue from one read to the next."""
+    row = dict(zip(_SQUEUE_NAMES.positions, cells, strict=True))
+    return _squeue_job(row, _SQUEUE_NAMES.record(cells))
 
 
 class SqueueReader:
     """``parse_squeue`` for a poller reading the same queue every few seconds. A record is
     a function of its line alone, and most lines of a large queue (jobs waiting unchanged)
-    are as at the last read: their records are reused, only new or changed lines parsed."""
+    are as at the last read: their records are reused, only new or changed lines parsed.
+
+    Records are remembered by the hash of their line and checked against the line's job id,
+    not by the line itself: 100,000 kept lines would cost 26 MB. A changed line of the same
+    job passes for the old one only if the two share a 64-bit hash, which Python seeds
+    afresh in every process.
+    """
 
     def __init__(self) -> None:
-        self._last: dict[str, JobInfo] = {}
+        self._last: dict[int, JobInfo] = {}
 
     def parse(self, text: str) -> list[JobInfo]:
-        keys = [key for key, _ in SQUEUE_FIELDS]
+        width = len(SQUEUE_FIELDS)
         last = self._last
-        read: dict[str, JobInfo] = {}
+        read: dict[int, JobInfo] = {}
         records: list[JobInfo] = []
         for line in text.splitlines():
             if line.strip():
-                info = last.get(line) or read.get(line)
-                if info is None:
-                    info = _squeue_job(dict(zip(keys, _cells(line, len(keys)), strict=True)))
-                read[line] = info
+                key = hash(line)
+                info = last.get(key) or read.get(key)
+                if info is None or not line.startswith(info.job_id + SEP):
+                    info = _squeue_record(_cells(line, width))
+                read[key] = info
                 records.append(info)
         self._last = read
         return records
 
 
-def _squeue_job(row: dict[str, str]) -> JobInfo:  # keeps ``row`` (a new dict) as native
+def _squeue_job(row: Mapping[str, str], native: Mapping[str, str]) -> JobInfo:
     job_id = row["job_id"]
     array_job_id, array_task_id = split_array_id(job_id)
     reason = _none(row["reason"])
@@ -252,9 +269,18 @@ def _squeue_job(row: dict[str, str]) -> JobInfo:  # keeps ``row`` (a new dict) a
         stdout_path=stdout_path,
         # Without --error, stderr goes to the output file: 22.05 prints that path again,
         # 23.02 and later print "(null)".
-        stderr_path=_expand(row["stderr"], names, array_job_id, array_task_id) or stdout_path,
-        native=row,
+        stderr_path=_stderr_path(row, names, array_job_id, array_task_id) or stdout_path,
+        native=native,
     )
+
+
+def _stderr_path(
+    row: Mapping[str, str], names: Mapping[str, str], array_job_id: str | None, task: str | None
+) -> str | None:
+    # Most jobs send both streams to one file: one string for the two, not two equal ones.
+    if row["stderr"] == row["stdout"]:
+        return None
+    return _expand(row["stderr"], names, array_job_id, task)
 
 
 def _expand(

@@ -6,6 +6,7 @@ import pytest
 
 from app.scheduler.errors import RejectKind, classify_sbatch_error
 from app.scheduler.slurm import parsing
+from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS
 from app.scheduler.states import JobState
 
 
@@ -251,3 +252,28 @@ def test_squeue_reader_reuses_the_records_of_unchanged_lines(recorded) -> None:
     unchanged = set(active.splitlines()) & set(finished.splitlines())
     reused = [info for info in later if any(info is old for old in first)]
     assert len(reused) == len([line for line in unchanged if line.strip()])
+
+
+def test_squeue_reader_never_gives_one_jobs_record_for_another_jobs_line(recorded) -> None:
+    """Records are remembered by the hash of their line: a record kept under a line's hash
+    that is not that line's job (two lines sharing a hash) is read again, not reused."""
+    active = recorded.text("squeue-active.txt")
+    lines = [line for line in active.splitlines() if line.strip()]
+    assert len({parsing.parse_squeue(line)[0].job_id for line in lines}) >= 2
+    reader = parsing.SqueueReader()
+    first = reader.parse(active)
+    # Every line's hash now names the first line's record, as a collision would.
+    reader._last = {hash(line): first[0] for line in lines}
+    again = reader.parse(active)
+    assert again == parsing.parse_squeue(active)
+    assert [info.job_id for info in again] == [info.job_id for info in first]
+
+
+def test_squeue_records_keep_every_raw_field_by_name(recorded) -> None:
+    active = recorded.text("squeue-active.txt")
+    line = next(line for line in active.splitlines() if line.strip())
+    info = parsing.parse_squeue(line)[0]
+    cells = [cell.strip() for cell in line.split(SEP)]
+    expected = dict(zip([key for key, _ in SQUEUE_FIELDS], cells, strict=True))
+    assert info.native == expected and dict(info.native) == expected
+    assert info.native["job_id"] == info.job_id and len(info.native) == len(SQUEUE_FIELDS)
