@@ -22,6 +22,9 @@ from app.poller.reconcile import TrackedJob, Transition
 from app.scheduler.nodes import NodesReport
 from app.scheduler.types import PartitionInfo
 
+# Rows loaded, changed and flushed at a time within a cycle's one transaction.
+UPDATE_CHUNK = 1000
+
 
 @dataclass(frozen=True, slots=True)
 class Reports:
@@ -174,17 +177,29 @@ async def apply_transitions(
     in_place = [t for t in existing if not (t.is_state_change or "slurm_job_id" in t.changes)]
     async with unit_of_work(sessionmaker) as session:
         await _write_without_loading(session, in_place)
-        rows = await repository.list_by_ids(session, [t.job_id for t in updates if t.job_id])
-        by_id = {row.id: row for row in rows}
-        changed = []
-        for change in updates:
-            row = by_id.get(change.job_id or 0)
-            made = None if row is None else _apply_one(session, row, change)
-            if made is not None:
-                changed.append(made)
+        changed: list[StateChange] = []
+        for start in range(0, len(updates), UPDATE_CHUNK):
+            changed += await _apply_chunk(session, updates[start : start + UPDATE_CHUNK])
         await _create_tasks(session, [t for t in transitions if t.job_id is None])
         # In this transaction: the changes and their notifications commit together or not at all.
         await outbox.record_state_changes(session, changed)
+
+
+async def _apply_chunk(session: AsyncSession, updates: Sequence[Transition]) -> list[StateChange]:
+    """One chunk of the changes that load their rows, flushed and then let go: a poller
+    starting on a full queue changes every row at once, and 100,000 loaded rows with their
+    events would otherwise stay in memory until the commit."""
+    rows = await repository.list_by_ids(session, [t.job_id for t in updates if t.job_id])
+    by_id = {row.id: row for row in rows}
+    changed = []
+    for change in updates:
+        row = by_id.get(change.job_id or 0)
+        made = None if row is None else _apply_one(session, row, change)
+        if made is not None:
+            changed.append(made)
+    await session.flush()
+    session.expunge_all()
+    return changed
 
 
 async def _write_without_loading(session: AsyncSession, changes: Sequence[Transition]) -> None:

@@ -6,12 +6,13 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
 from app.models.base import utc_now
-from app.models.jobs import Job
+from app.models.jobs import Job, JobEvent
 from app.models.notifications import Notification
 from app.notifications import outbox
 from app.notifications.outbox import Outcome, StateChange
@@ -210,3 +211,39 @@ async def test_a_row_whose_every_claim_died_unsettled_fails_instead_of_being_cla
     assert await outbox.claim(sessionmaker, now=now, limit=1, duration=CLAIM) == []
     [row] = await outbox_rows(sessionmaker)
     assert (row.status, row.attempts, row.claim_token) == ("failed", MAX_ATTEMPTS, None)
+
+
+async def test_changes_applied_in_chunks_all_land_with_their_events_and_notifications(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    world: World,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cycle changing more rows than one chunk writes every one of them, each with its
+    event and its notification, in the cycle's one transaction."""
+    monkeypatch.setattr(store, "UPDATE_CHUNK", 2)
+    async with sessionmaker() as session:
+        jobs = [
+            await make_job(
+                session,
+                world.alice,
+                world.physics,
+                state="running",
+                slurm_job_id=str(600 + n),
+                started_at=utc_now(),
+            )
+            for n in range(5)
+        ]
+        await session.commit()
+    rule = await add_rule(sessionmaker, world.alice, "ended")
+    changes = [Transition(job.id, "running", "completed") for job in jobs]
+    await store.apply_transitions(sessionmaker, changes)
+    async with sessionmaker() as session:
+        states = set(
+            await session.scalars(select(Job.state).where(Job.id.in_([j.id for j in jobs])))
+        )
+        events = await session.scalar(
+            select(func.count()).select_from(JobEvent).where(JobEvent.to_state == "completed")
+        )
+    assert states == {"completed"} and events == 5
+    rows = await outbox_rows(sessionmaker)
+    assert sorted(r.job_id for r in rows if r.rule_id == rule.id) == sorted(j.id for j in jobs)

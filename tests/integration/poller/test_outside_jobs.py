@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.models.jobs import Job, JobEvent
 from app.models.projects import Project
 from app.models.users import User
+from app.poller import outside_store
 from app.poller.cycle import poll_cluster_once
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.states import JobState
@@ -196,3 +197,21 @@ async def test_an_array_submitted_by_hand_gets_one_row_and_a_row_per_task_to_its
         (3, "failed", "703", True),
         (4, "completed", "700", True),
     ]
+
+
+async def test_outside_jobs_found_together_are_recorded_in_chunks_each_once(
+    sessionmaker: Maker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(outside_store, "RECORD_CHUNK", 2)
+    await _people(sessionmaker)
+    fake = FakeScheduler(accounts={"alice": ["physics"]})
+    submitted = [await fake.submit(spec(f"by-hand-{n}"), "alice") for n in range(5)]
+    for _ in range(2):
+        await poll_cluster_once(sessionmaker, CLUSTER, fake)
+    rows = await _rows(sessionmaker)
+    assert [(r.slurm_job_id, r.name) for r in rows] == [
+        (slurm_id, f"by-hand-{n}") for n, slurm_id in enumerate(submitted)
+    ]
+    async with sessionmaker() as session:
+        events = list(await session.scalars(select(JobEvent.job_id).order_by(JobEvent.job_id)))
+    assert events == [r.id for r in rows]
