@@ -28,11 +28,21 @@ def is_htmx(request: Request) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
+# Rendered rows kept per web worker: a few pages' worth for every reader of a busy site.
+FRAGMENTS_KEPT = 4096
+
+
 def local_time(moment: datetime | None, *, seconds: bool = True) -> Markup:
     """A ``<time>`` in UTC that static/js/local-time.js rewrites into the reader's time zone,
     keeping the UTC reading as its title; a dash when there is no time."""
     if moment is None:
         return Markup("—")
+    return _time_element(moment, seconds)
+
+
+# A job list shows the same submission times on every refresh: each is formatted once.
+@lru_cache(maxsize=FRAGMENTS_KEPT)
+def _time_element(moment: datetime, seconds: bool) -> Markup:
     utc = moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
     shown = utc.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M") + " UTC"
     stamp = utc.isoformat(timespec="seconds").replace("+00:00", "Z")
@@ -96,10 +106,6 @@ def _shell_clusters(context: Any) -> tuple[str, ...]:
     services = getattr(context["request"].app.state, "services", None)
     actor = context.get("actor")
     return () if services is None or actor is None else services.shells.clusters_for(actor)
-
-
-# Rendered rows kept per web worker: a few pages' worth for every reader of a busy site.
-FRAGMENTS_KEPT = 4096
 
 
 @pass_environment

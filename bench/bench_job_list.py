@@ -6,8 +6,9 @@ returning the same bytes, with the same number of uvicorn workers, measured in o
 
 Seeds the demo users and N finished jobs into a fresh PostgreSQL database (as
 bench_load.py), signs alice in, saves the bytes of her job list and serves them from
-bare_app.py. Then wrk drives each server in turn, several rounds, alternating, with alice's
-session cookie. Prints requests/s and latency per round and the ratio of the medians.
+bare_app.py. Then wrk drives each in turn, several rounds, alternating, with alice's
+session cookie: the job list, the portal's lightest signed-in page (the floor every page
+pays) and the bare endpoint. Prints requests/s and latency per round and the medians' ratios.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from bench_load import (
     wait_until_answers,
 )
 
+# The floor of any signed-in page: who is asking (session, roles, announcements) and the
+# page's layout, with a two-line form for content and no query of its own.
+LIGHTEST = "/settings/language"
 WRK_LINE = re.compile(r"Requests/sec:\s+([\d.]+)")
 PERCENTILE = re.compile(r"^\s+(50|90|99)%\s+([\d.]+)(us|ms|s)\s*$", re.MULTILINE)
 UNIT_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -102,7 +106,12 @@ def main() -> None:
         saved = logs / "bench_job_list_body.html"
         saved.write_bytes(body)
         bare = start_bare(saved, args.workers)
-        compare(args, cookie, {"portal": f"{base}/jobs", "bare": f"{bare.args}/jobs"}, len(body))
+        urls = {
+            "portal": f"{base}/jobs",
+            "lightest": f"{base}{LIGHTEST}",
+            "bare": f"{bare.args}/jobs",
+        }
+        compare(args, cookie, urls, len(body))
     finally:
         for process in (portal, bare):
             if process is not None:
@@ -122,8 +131,12 @@ def compare(args: argparse.Namespace, cookie: str, urls: dict[str, str], size: i
             figures[name].append(rps)
             shown = " ".join(f"{k}={v:.1f}ms" for k, v in latency.items())
             print(f"round {round_} {name:6} {rps:8.1f} req/s  {shown}")
-    portal, bare = (statistics.median(figures[n]) for n in ("portal", "bare"))
+    portal, lightest, bare = (statistics.median(figures[n]) for n in ("portal", "lightest", "bare"))
     print(f"median: portal {portal:.1f} req/s, bare {bare:.1f} req/s, ratio {portal / bare:.4f}")
+    print(
+        f"median: lightest signed-in page {lightest:.1f} req/s; "
+        f"job list / lightest page {portal / lightest:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Any, cast
 
 from sqlalchemy import Row, Select, Table, bindparam, case, func, or_, select, update
@@ -302,6 +303,17 @@ def _task_count(*conditions: Any) -> Any:
     return case((Job.array_spec.is_not(None), counted.scalar_subquery()), else_=None)
 
 
+@lru_cache(maxsize=1)
+def _task_counts() -> tuple[Any, ...]:
+    """An array's tasks: all, running, completed, ended. Built once, not for every page."""
+    return (
+        _task_count(),
+        _task_count(_task.state.in_(_RUNNING)),
+        _task_count(_task.state == JobStateName.COMPLETED),
+        _task_count(_task.state.in_(TERMINAL_STATES)),
+    )
+
+
 def text_matches(text: str) -> Any:
     """Name contains ``text`` (ILIKE, served by the trigram index) or the Slurm id is it."""
     escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -362,14 +374,7 @@ async def list_job_rows(
     if columns:
         query = query.options(load_only(*(getattr(Job, c) for c in columns), raiseload=True))
     query = query.join(User, User.id == Job.owner_user_id)
-    query = query.add_columns(
-        Project.name,
-        User.login,
-        _task_count(),
-        _task_count(_task.state.in_(_RUNNING)),
-        _task_count(_task.state == JobStateName.COMPLETED),
-        _task_count(_task.state.in_(TERMINAL_STATES)),
-    )
+    query = query.add_columns(Project.name, User.login, *_task_counts())
     is_indexed = session.get_bind().dialect.name == "postgresql"
     if wanted.text.strip() and not is_indexed:
         found = await _in_windows(session, query, before_id, limit)
