@@ -37,6 +37,7 @@ from app.poller.idle import IdleWatch
 from app.poller.runner import run_poller
 from app.request_bodies import check_sender, max_body_bytes
 from app.scheduler.registry import Schedulers
+from app.templating import templates
 from app.web import observability as web_observability
 from app.web import render_pool
 from app.web import router as web_pages
@@ -163,6 +164,9 @@ def create_app(
         redoc_url=None,
     )
     app.state.services = build_services(settings, clusters, schedulers, apps)
+    # In production the templates are those installed: no file is checked for a change on
+    # every render (a job list extends and imports six).
+    templates().env.auto_reload = not settings.is_production
     app.state.web_settings = web_settings or load_web_settings()
     _check_apps_domain(settings, app.state.web_settings)
     install_error_handlers(app)

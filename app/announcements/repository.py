@@ -4,18 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, or_, select
+from sqlalchemy import BindParameter, ColumnElement, and_, bindparam, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.announcements import Announcement, AnnouncementDismissal
 from app.models.clusters import ClusterStatus
 
 
-def _shown_at(now: datetime) -> ColumnElement[bool]:
+def _shown_at(now: datetime | BindParameter[datetime]) -> ColumnElement[bool]:
     return and_(
         Announcement.shown_from <= now,
         or_(Announcement.shown_until.is_(None), Announcement.shown_until > now),
+    )
+
+
+# Ids are 32-bit integers: the first page asks for those up to the largest.
+_LARGEST_ID = 2**31 - 1
+
+
+@lru_cache(maxsize=1)
+def _shown_query() -> Any:
+    """Built once, since every full page asks (its banner); the moment, the page's upper
+    id and its size are bound parameters."""
+    return (
+        select(Announcement)
+        .where(_shown_at(bindparam("now")), Announcement.id <= bindparam("upto"))
+        .order_by(Announcement.id.desc())
+        .limit(bindparam("size"))
     )
 
 
@@ -23,11 +41,9 @@ async def list_shown(
     session: AsyncSession, now: datetime, *, after: int | None = None, limit: int = 100
 ) -> list[Announcement]:
     """Announcements shown at ``now``, newest first, keyset-paged on the id."""
-    query = select(Announcement).where(_shown_at(now))
-    if after is not None:
-        query = query.where(Announcement.id < after)
-    rows = await session.scalars(query.order_by(Announcement.id.desc()).limit(limit))
-    return list(rows)
+    upto = after - 1 if after is not None else _LARGEST_ID
+    values = {"now": now, "upto": upto, "size": limit}
+    return list(await session.scalars(_shown_query(), values))
 
 
 async def list_all(session: AsyncSession, limit: int = 200) -> list[Announcement]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import String, cast, literal, select, union_all, update
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import BindParameter, String, bindparam, cast, literal, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.projects import Membership
@@ -35,6 +38,24 @@ async def get_by_login(session: AsyncSession, login: str) -> User | None:
     return result.scalar_one_or_none()
 
 
+@lru_cache(maxsize=1)
+def _roles_and_usernames_query() -> Any:
+    """Built once: every authenticated request runs it, and building it cost as much as
+    running it. The user is a bound parameter."""
+    user: BindParameter[int] = bindparam("user_id")
+    memberships = select(
+        literal("project").label("kind"),
+        cast(Membership.project_id, String).label("key"),
+        Membership.role.label("value"),
+    ).where(Membership.user_id == user)
+    accounts = select(
+        literal("cluster").label("kind"),
+        UserClusterAccount.cluster.label("key"),
+        UserClusterAccount.username.label("value"),
+    ).where(UserClusterAccount.user_id == user)
+    return union_all(memberships, accounts)
+
+
 async def roles_and_usernames(
     session: AsyncSession, user_id: int
 ) -> tuple[dict[int, str], dict[str, str]]:
@@ -42,19 +63,10 @@ async def roles_and_usernames(
 
     Every authenticated request needs both, so the two small lookups share one query.
     """
-    memberships = select(
-        literal("project").label("kind"),
-        cast(Membership.project_id, String).label("key"),
-        Membership.role.label("value"),
-    ).where(Membership.user_id == user_id)
-    accounts = select(
-        literal("cluster").label("kind"),
-        UserClusterAccount.cluster.label("key"),
-        UserClusterAccount.username.label("value"),
-    ).where(UserClusterAccount.user_id == user_id)
     roles: dict[int, str] = {}
     usernames: dict[str, str] = {}
-    for kind, key, value in (await session.execute(union_all(memberships, accounts))).all():
+    found = await session.execute(_roles_and_usernames_query(), {"user_id": user_id})
+    for kind, key, value in found.all():
         if kind == "project":
             roles[int(key)] = value
         else:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import timedelta
+from functools import lru_cache
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.base import utc_now
@@ -51,14 +53,19 @@ async def start(
     return token
 
 
-async def resolve(session: AsyncSession, token: str) -> tuple[WebSession, User] | None:
-    """The live session for ``token`` and its user (one query), or None when unknown or expired."""
-    query = (
+@lru_cache(maxsize=1)
+def _resolve_query() -> Any:
+    """Built once: every signed-in request runs it. The token's hash is a bound parameter."""
+    return (
         select(WebSession, User)
         .join(User, User.id == WebSession.user_id)
-        .where(WebSession.token_hash == _hash(token))
+        .where(WebSession.token_hash == bindparam("token_hash"))
     )
-    row = (await session.execute(query)).one_or_none()
+
+
+async def resolve(session: AsyncSession, token: str) -> tuple[WebSession, User] | None:
+    """The live session for ``token`` and its user (one query), or None when unknown or expired."""
+    row = (await session.execute(_resolve_query(), {"token_hash": _hash(token)})).one_or_none()
     now = utc_now()
     if row is None or row[0].expires_at <= now:
         return None
