@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +17,7 @@ from markupsafe import Markup
 from starlette.datastructures import URL, URLPath
 
 from app import i18n
+from app.fragments import Fragments
 from app.job_templates.values import DURATION_READING
 
 # app/_templates is the top-level templates/ (a link in a checkout, copied when installed).
@@ -30,6 +31,7 @@ def is_htmx(request: Request) -> bool:
 
 # Rendered rows kept per web worker: a few pages' worth for every reader of a busy site.
 FRAGMENTS_KEPT = 4096
+_FRAGMENTS = Fragments(FRAGMENTS_KEPT)
 
 
 def local_time(moment: datetime | None, *, seconds: bool = True) -> Markup:
@@ -109,30 +111,28 @@ def _shell_clusters(context: Any) -> tuple[str, ...]:
 
 
 @pass_environment
-def _cached_macro(env: Environment, template: str, macro: str, *args: Hashable) -> Markup:
-    """``macro`` of ``template`` called with ``args``, rendered once per language.
+def _cached_macro_each(
+    env: Environment, template: str, macro: str, items: Iterable[Hashable], *args: Hashable
+) -> Markup:
+    """``macro`` of ``template`` called with each item and ``args``, one line each, every
+    distinct call rendered once per language (app/fragments.py).
 
     Only for macros whose output depends on their arguments and the language alone: they
-    see no request and no page context. The arguments are the key, so a row whose job
-    changed in any shown way is a new key and is rendered again; nothing is ever stale.
+    see no request and no page context. A row whose job changed in any shown way is a new
+    key and is rendered again.
     """
-    try:
-        hash(args)
-    except TypeError:  # an argument that cannot be a key: rendered every time
-        return _call_macro(env, template, macro, args)
-    return _render_macro(env, template, macro, i18n.current_locale(), args)
+    locale = i18n.current_locale()
+    render = getattr(env.get_template(template).module, macro)
+    return Markup("\n").join(
+        _FRAGMENTS.get_or_render(
+            (env, template, macro, locale, item, args),
+            lambda item=item: _checked(template, macro, render(item, *args)),  # type: ignore[misc]
+        )
+        for item in items
+    )
 
 
-@lru_cache(maxsize=FRAGMENTS_KEPT)
-def _render_macro(
-    env: Environment, template: str, macro: str, locale: str, args: tuple[Hashable, ...]
-) -> Markup:
-    del locale  # part of the key: the macro's messages follow the request's language
-    return _call_macro(env, template, macro, args)
-
-
-def _call_macro(env: Environment, template: str, macro: str, args: tuple[Any, ...]) -> Markup:
-    rendered = getattr(env.get_template(template).module, macro)(*args)
+def _checked(template: str, macro: str, rendered: object) -> Markup:
     if not isinstance(rendered, Markup):  # only an autoescaping template's macro is safe
         raise TypeError(f"{template}: {macro} did not render escaped markup")
     return rendered
@@ -156,7 +156,7 @@ def create_templates(directory: Path = TEMPLATES_DIR) -> Any:
     templates.env.filters["figure"] = _two_decimals
     templates.env.globals["url_for"] = _url_for
     templates.env.globals["shell_clusters"] = _shell_clusters
-    templates.env.globals["cached_macro"] = _cached_macro
+    templates.env.globals["cached_macro_each"] = _cached_macro_each
     return templates
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import BindParameter, ColumnElement, and_, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import selectinload
 
@@ -12,12 +14,14 @@ from app.models.job_templates import JobTemplate, TemplateVersion
 from app.models.jobs import Job
 
 
-def usable_by(user_id: int, project_ids: Iterable[int]) -> ColumnElement[bool]:
-    """``service.can_use`` as SQL, for someone who is not a site admin."""
+def usable_by(user_id: Any, project_ids: Any) -> ColumnElement[bool]:
+    """``service.can_use`` as SQL, for someone who is not a site admin: a user id and the
+    project ids, as values or as bound parameters."""
+    projects = project_ids if isinstance(project_ids, BindParameter) else list(project_ids)
     return or_(
         JobTemplate.owner_user_id == user_id,
         JobTemplate.scope == "site",
-        and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(list(project_ids))),
+        and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(projects)),
     )
 
 
@@ -28,6 +32,20 @@ async def names(
     if condition is not None:
         query = query.where(condition)
     return [(row.id, row.name) for row in (await session.execute(query)).all()]
+
+
+@lru_cache(maxsize=1)
+def _names_usable_query() -> Any:
+    """``names`` under ``usable_by``, built once: every job list page asks (its filter)."""
+    usable = usable_by(bindparam("user_id"), bindparam("project_ids", expanding=True))
+    return select(JobTemplate.id, JobTemplate.name).where(usable).order_by(JobTemplate.name)
+
+
+async def names_usable_by(
+    session: AsyncSession, user_id: int, project_ids: Iterable[int]
+) -> list[tuple[int, str]]:
+    values = {"user_id": user_id, "project_ids": list(project_ids)}
+    return [(row.id, row.name) for row in (await session.execute(_names_usable_query(), values))]
 
 
 async def submitted_from(session: AsyncSession, user_id: int) -> list[tuple[int, str, int, int]]:

@@ -63,10 +63,9 @@ def can_edit(actor: Actor, template: JobTemplate) -> bool:
 
 async def names_for_filter(session: AsyncSession, actor: Actor) -> list[tuple[int, str]]:
     """(id, name) of every template the actor may use, archived ones included (old jobs)."""
-    condition = None
-    if not actor.is_site_admin:
-        condition = repository.usable_by(actor.user_id, actor.project_roles)
-    return await repository.names(session, condition)
+    if actor.is_site_admin:
+        return await repository.names(session, None)
+    return await repository.names_usable_by(session, actor.user_id, actor.project_roles)
 
 
 async def submitted_from(session: AsyncSession, actor: Actor) -> list[tuple[int, str, int, int]]:

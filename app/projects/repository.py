@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import BindParameter, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.projects import Membership, Project
@@ -25,6 +27,22 @@ async def list_by_ids(
     if active_only:
         query = query.where(Project.is_active)
     return list((await session.execute(query)).scalars())
+
+
+@lru_cache(maxsize=1)
+def _names_query() -> Any:
+    """Built once: every job list page asks (its project filter)."""
+    ids: BindParameter[list[int]] = bindparam("ids", expanding=True)
+    return select(Project.id, Project.name).where(Project.id.in_(ids)).order_by(Project.name)
+
+
+async def names_by_ids(session: AsyncSession, project_ids: Iterable[int]) -> list[tuple[int, str]]:
+    """(id, name) of these projects, inactive ones included, by name."""
+    ids = list(project_ids)
+    if not ids:
+        return []
+    found = await session.execute(_names_query(), {"ids": ids})
+    return [(id_, name) for id_, name in found.all()]
 
 
 async def list_all(session: AsyncSession) -> list[Project]:

@@ -43,10 +43,8 @@ async def list_for_actor(session: AsyncSession, actor: Actor) -> list[ProjectVie
 async def names_for_filter(session: AsyncSession, actor: Actor) -> list[tuple[int, str]]:
     """(id, name) of the projects whose jobs the actor may see, inactive ones included."""
     if actor.is_site_admin:
-        projects = await repository.list_all(session)
-    else:
-        projects = await repository.list_by_ids(session, actor.project_roles, active_only=False)
-    return [(p.id, p.name) for p in projects]
+        return [(p.id, p.name) for p in await repository.list_all(session)]
+    return await repository.names_by_ids(session, actor.project_roles)
 
 
 async def get(session: AsyncSession, actor: Actor, project_id: int) -> ProjectView:
