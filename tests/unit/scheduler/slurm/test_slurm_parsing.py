@@ -277,3 +277,14 @@ def test_squeue_records_keep_every_raw_field_by_name(recorded) -> None:
     expected = dict(zip([key for key, _ in SQUEUE_FIELDS], cells, strict=True))
     assert info.native == expected and dict(info.native) == expected
     assert info.native["job_id"] == info.job_id and len(info.native) == len(SQUEUE_FIELDS)
+
+
+def test_a_job_name_holding_separators_other_than_a_line_end_stays_one_record(recorded) -> None:
+    line = next(line for line in recorded.text("squeue-active.txt").splitlines() if line.strip())
+    cells = line.split(SEP)
+    name_at = [key for key, _ in SQUEUE_FIELDS].index("name")
+    cells[name_at] = "fit\x1erun\u2028two\x0bend"
+    text = "\r\n" + SEP.join(cells) + "\r\n\n"
+    [info] = parsing.parse_squeue(text)
+    assert info.name == "fit\x1erun\u2028two\x0bend"
+    assert parsing.SqueueReader().parse(text) == [info]
