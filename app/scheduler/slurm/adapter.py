@@ -27,7 +27,7 @@ from app.scheduler.errors import (
     is_transient,
 )
 from app.scheduler.nodes import NodesReport
-from app.scheduler.slurm import commands, limits, parsing
+from app.scheduler.slurm import commands, limits, parsing, squeue
 from app.scheduler.slurm.login_node import disk_usage_as, read_log_chunk
 from app.scheduler.slurm.node_parsing import parse_nodes_report
 from app.scheduler.slurm.preflight_checks import (
@@ -78,7 +78,7 @@ class SlurmAdapter:
         self.tunnels = SshTunnels(ssh) if config.compute_access == "via_login" else None
         # Login shells in the browser, on the same connections.
         self.terminals = SshTerminals(ssh)
-        self._queue_reader = parsing.SqueueReader()
+        self._queue_reader = squeue.SqueueReader()
         # Preflight reuses these briefly: two of its four SSH round trips per submission.
         self._associations: TtlCache[str, list[Association]] = TtlCache(preflight_cache_seconds)
         self._partitions: TtlCache[str, list[PartitionInfo]] = TtlCache(preflight_cache_seconds)

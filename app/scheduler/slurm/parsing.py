@@ -10,8 +10,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
-from app.scheduler.fields import FieldNames
-from app.scheduler.slurm.commands import SACCT_FIELDS, SEP, SINFO_FIELDS, SQUEUE_FIELDS
+from app.scheduler.slurm.commands import SACCT_FIELDS, SEP, SINFO_FIELDS
 from app.scheduler.states import JobState, state_from_slurm
 from app.scheduler.types import Association, JobInfo, PartitionInfo, Tres
 
@@ -172,19 +171,19 @@ def expand_output_path(
 _LINE = re.compile(r"[^\r\n]+")
 
 
-def _lines(text: str) -> Iterator[str]:
+def lines(text: str) -> Iterator[str]:
     for found in _LINE.finditer(text):
         line = found.group()
         if line.strip():
             yield line
 
 
-def _split_rows(text: str, width: int) -> Iterable[list[str]]:
-    for line in _lines(text):
-        yield _cells(line, width)
+def split_rows(text: str, width: int) -> Iterable[list[str]]:
+    for line in lines(text):
+        yield cells(line, width)
 
 
-def _cells(line: str, width: int) -> list[str]:
+def cells(line: str, width: int) -> list[str]:
     cells = line.split(SEP)
     if len(cells) != width:
         raise ValueError(f"expected {width} fields, got {len(cells)}: {line[:120]!r}")
@@ -192,127 +191,19 @@ def _cells(line: str, width: int) -> list[str]:
     return [sys.intern(cell.strip()) for cell in cells]
 
 
-def _none(value: str) -> str | None:
+def value_or_none(value: str) -> str | None:
     return None if is_absent(value) else value
 
 
-def _seconds(delta: timedelta | None) -> int | None:
+def whole_seconds(delta: timedelta | None) -> int | None:
     return None if delta is None else int(delta.total_seconds())
-
-
-_SQUEUE_NAMES = FieldNames([key for key, _ in SQUEUE_FIELDS])
-
-
-def parse_squeue(text: str) -> list[JobInfo]:
-    """Parse the output of ``squeue_argv()`` into JobInfo records."""
-    return [_squeue_record(row) for row in _split_rows(text, len(SQUEUE_FIELDS))]
-
-
-def _squeue_record(cells: list[str]) -> JobInfo:
-    """One line's record; its raw fields kept compact (app/scheduler/fields.py), since a
-    poller keeps the records of a whole queue from one read to the next."""
-    row = dict(zip(_SQUEUE_NAMES.positions, cells, strict=True))
-    return _squeue_job(row, _SQUEUE_NAMES.record(cells))
-
-
-class SqueueReader:
-    """``parse_squeue`` for a poller reading the same queue every few seconds. A record is
-    a function of its line alone, and most lines of a large queue (jobs waiting unchanged)
-    are as at the last read: their records are reused, only new or changed lines parsed.
-
-    Records are remembered by the hash of their line and checked against the line's job id,
-    not by the line itself: 100,000 kept lines would cost 26 MB. A changed line of the same
-    job passes for the old one only if the two share a 64-bit hash, which Python seeds
-    afresh in every process.
-    """
-
-    def __init__(self) -> None:
-        self._last: dict[int, JobInfo] = {}
-
-    def parse(self, text: str) -> list[JobInfo]:
-        width = len(SQUEUE_FIELDS)
-        last = self._last
-        read: dict[int, JobInfo] = {}
-        records: list[JobInfo] = []
-        for line in _lines(text):
-            key = hash(line)
-            info = last.get(key) or read.get(key)
-            if info is None or not line.startswith(info.job_id + SEP):
-                info = _squeue_record(_cells(line, width))
-            read[key] = info
-            records.append(info)
-        self._last = read
-        return records
-
-
-def _squeue_job(row: Mapping[str, str], native: Mapping[str, str]) -> JobInfo:
-    job_id = row["job_id"]
-    array_job_id, array_task_id = split_array_id(job_id)
-    reason = _none(row["reason"])
-    state = state_from_slurm(row["state"], reason)
-    exit_code, signal = parse_squeue_exit(row["exit_status"]) if state.is_terminal else (None, None)
-    raw_job_id = _none(row["raw_job_id"])
-    names = {"job_id": job_id, "raw": raw_job_id or "", "name": row["name"], "user": row["user"]}
-    stdout_path = _expand(row["stdout"], names, array_job_id, array_task_id)
-    return JobInfo(
-        job_id=job_id,
-        raw_job_id=raw_job_id,
-        array_job_id=array_job_id,
-        array_task_id=array_task_id,
-        state=state,
-        native_state=row["state"],
-        reason=reason,
-        exit_code=exit_code,
-        signal=signal,
-        submit_time=parse_time(row["submit_time"]),
-        start_time=parse_time(row["start_time"]),
-        end_time=parse_time(row["end_time"]),
-        time_limit=parse_duration(row["time_limit"]),
-        elapsed_seconds=_seconds(parse_duration(row["time_used"])),
-        alloc=parse_tres(row["tres_alloc"]),
-        nodes=_none(row["nodes"]),
-        user=row["user"],
-        account=_none(row["account"]),
-        partition=_none(row["partition"]),
-        name=row["name"],
-        comment=_none(row["comment"]),
-        work_dir=_none(row["work_dir"]),
-        stdout_path=stdout_path,
-        # Without --error, stderr goes to the output file: 22.05 prints that path again,
-        # 23.02 and later print "(null)".
-        stderr_path=_stderr_path(row, names, array_job_id, array_task_id) or stdout_path,
-        native=native,
-    )
-
-
-def _stderr_path(
-    row: Mapping[str, str], names: Mapping[str, str], array_job_id: str | None, task: str | None
-) -> str | None:
-    # Most jobs send both streams to one file: one string for the two, not two equal ones.
-    if row["stderr"] == row["stdout"]:
-        return None
-    return _expand(row["stderr"], names, array_job_id, task)
-
-
-def _expand(
-    pattern: str, names: Mapping[str, str], array_job_id: str | None, array_task_id: str | None
-) -> str | None:
-    return expand_output_path(
-        pattern,
-        job_id=names["job_id"],
-        name=names["name"],
-        user=names["user"],
-        array_job_id=array_job_id,
-        array_task_id=array_task_id,
-        raw_job_id=names["raw"] or None,
-    )
 
 
 def parse_sacct(text: str) -> list[JobInfo]:
     """Parse ``sacct_argv()`` output; step rows are folded into their job's record."""
     jobs: dict[str, dict[str, str]] = {}
     max_rss: dict[str, int] = {}
-    for row in _split_rows(text, len(SACCT_FIELDS)):
+    for row in split_rows(text, len(SACCT_FIELDS)):
         record = dict(zip(SACCT_FIELDS, row, strict=True))
         job_key, _, step = record["JobID"].partition(".")
         if not step:
@@ -327,7 +218,7 @@ def parse_sacct(text: str) -> list[JobInfo]:
 def _sacct_job(row: Mapping[str, str], max_rss: int | None) -> JobInfo:
     job_id = row["JobID"]
     array_job_id, array_task_id = split_array_id(job_id)
-    reason = _none(row["Reason"])
+    reason = value_or_none(row["Reason"])
     state = state_from_slurm(row["State"], reason)
     if state is JobState.QUEUED and row["Priority"] == "0":
         state = JobState.QUEUED_HELD
@@ -336,7 +227,7 @@ def _sacct_job(row: Mapping[str, str], max_rss: int | None) -> JobInfo:
     elapsed = row["ElapsedRaw"]
     return JobInfo(
         job_id=job_id,
-        raw_job_id=_none(row["JobIDRaw"]),
+        raw_job_id=value_or_none(row["JobIDRaw"]),
         array_job_id=array_job_id,
         array_task_id=array_task_id,
         state=state,
@@ -352,13 +243,13 @@ def _sacct_job(row: Mapping[str, str], max_rss: int | None) -> JobInfo:
         total_cpu_seconds=None if total_cpu is None else total_cpu.total_seconds(),
         max_rss_bytes=max_rss,
         alloc=parse_tres(row["AllocTRES"]),
-        nodes=_none(row["NodeList"]),
-        user=_none(row["User"]),
-        account=_none(row["Account"]),
-        partition=_none(row["Partition"]),
+        nodes=value_or_none(row["NodeList"]),
+        user=value_or_none(row["User"]),
+        account=value_or_none(row["Account"]),
+        partition=value_or_none(row["Partition"]),
         name=row["JobName"],
-        comment=_none(row["Comment"]),
-        work_dir=_none(row["WorkDir"]),
+        comment=value_or_none(row["Comment"]),
+        work_dir=value_or_none(row["WorkDir"]),
         native=dict(row),
     )
 
@@ -367,7 +258,7 @@ def parse_sinfo(text: str) -> list[PartitionInfo]:
     """Parse ``sinfo_argv()`` output (one line per partition)."""
     keys = [key for key, _ in SINFO_FIELDS]
     partitions = []
-    for row in _split_rows(text, len(keys)):
+    for row in split_rows(text, len(keys)):
         cells = dict(zip(keys, row, strict=True))
         name = cells["partition"]
         _alloc_n, idle_n, _other_n, total_n = (int(n) for n in cells["nodes"].split("/"))

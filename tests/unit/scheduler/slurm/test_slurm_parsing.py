@@ -5,7 +5,7 @@ from datetime import UTC, timedelta
 import pytest
 
 from app.scheduler.errors import RejectKind, classify_sbatch_error
-from app.scheduler.slurm import parsing
+from app.scheduler.slurm import parsing, squeue
 from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS
 from app.scheduler.states import JobState
 
@@ -96,7 +96,7 @@ def test_array_tasks_carry_their_own_slurm_number(recorded) -> None:
 
 
 def test_squeue_records_carry_slurms_own_number(recorded) -> None:
-    for job in parsing.parse_squeue(recorded.text("squeue-active.txt")):
+    for job in squeue.parse_squeue(recorded.text("squeue-active.txt")):
         assert job.raw_job_id and job.raw_job_id.isdigit(), job.job_id
 
 
@@ -158,7 +158,7 @@ def test_sacct_other_users_are_included(recorded) -> None:
 
 
 def test_squeue_active_snapshot(recorded) -> None:
-    jobs = by_id(parsing.parse_squeue(recorded.text("squeue-active.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-active.txt")))
     held = jobs[recorded.jobs["held"]]
     assert held.state is JobState.QUEUED_HELD
     assert held.comment == "portal-uuid-0001"
@@ -170,7 +170,7 @@ def test_squeue_active_snapshot(recorded) -> None:
 
 
 def test_squeue_finished_jobs_carry_exit_code_and_signal(recorded) -> None:
-    jobs = by_id(parsing.parse_squeue(recorded.text("squeue-finished.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-finished.txt")))
     failed = jobs[recorded.jobs["exit3"]]
     assert (failed.state, failed.exit_code, failed.signal) == (JobState.FAILED, 3, None)
     cancelled = jobs[recorded.jobs["cancelled"]]
@@ -181,7 +181,7 @@ def test_squeue_finished_jobs_carry_exit_code_and_signal(recorded) -> None:
 
 
 def test_squeue_pending_array_is_one_record(recorded) -> None:
-    jobs = by_id(parsing.parse_squeue(recorded.text("squeue-active.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-active.txt")))
     pending = jobs[f"{recorded.jobs['held_array']}_[0-9%2]"]
     assert pending.array_job_id == recorded.jobs["held_array"]
     assert pending.array_task_id == "[0-9%2]"
@@ -189,7 +189,7 @@ def test_squeue_pending_array_is_one_record(recorded) -> None:
 
 def test_squeue_stderr_without_error_option_is_the_output_file(recorded) -> None:
     # 22.05 repeats the output pattern, 23.02 and later print "(null)".
-    jobs = by_id(parsing.parse_squeue(recorded.text("squeue-finished.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-finished.txt")))
     hello = jobs[recorded.jobs["hello"]]
     assert hello.stdout_path == f"{recorded.log_dir}/hello-{recorded.jobs['hello']}.out"
     assert hello.stderr_path == hello.stdout_path
@@ -242,13 +242,13 @@ def test_gres_by_partition_with_types_counts_and_socket_lists() -> None:
 
 def test_squeue_reader_reuses_the_records_of_unchanged_lines(recorded) -> None:
     active, finished = recorded.text("squeue-active.txt"), recorded.text("squeue-finished.txt")
-    reader = parsing.SqueueReader()
+    reader = squeue.SqueueReader()
     first = reader.parse(active)
-    assert first == parsing.parse_squeue(active)
+    assert first == squeue.parse_squeue(active)
     again = reader.parse(active)
     assert again == first and all(a is b for a, b in zip(again, first, strict=True))
     later = reader.parse(finished)
-    assert later == parsing.parse_squeue(finished)
+    assert later == squeue.parse_squeue(finished)
     unchanged = set(active.splitlines()) & set(finished.splitlines())
     reused = [info for info in later if any(info is old for old in first)]
     assert len(reused) == len([line for line in unchanged if line.strip()])
@@ -259,20 +259,20 @@ def test_squeue_reader_never_gives_one_jobs_record_for_another_jobs_line(recorde
     that is not that line's job (two lines sharing a hash) is read again, not reused."""
     active = recorded.text("squeue-active.txt")
     lines = [line for line in active.splitlines() if line.strip()]
-    assert len({parsing.parse_squeue(line)[0].job_id for line in lines}) >= 2
-    reader = parsing.SqueueReader()
+    assert len({squeue.parse_squeue(line)[0].job_id for line in lines}) >= 2
+    reader = squeue.SqueueReader()
     first = reader.parse(active)
     # Every line's hash now names the first line's record, as a collision would.
     reader._last = {hash(line): first[0] for line in lines}
     again = reader.parse(active)
-    assert again == parsing.parse_squeue(active)
+    assert again == squeue.parse_squeue(active)
     assert [info.job_id for info in again] == [info.job_id for info in first]
 
 
 def test_squeue_records_keep_every_raw_field_by_name(recorded) -> None:
     active = recorded.text("squeue-active.txt")
     line = next(line for line in active.splitlines() if line.strip())
-    info = parsing.parse_squeue(line)[0]
+    info = squeue.parse_squeue(line)[0]
     cells = [cell.strip() for cell in line.split(SEP)]
     expected = dict(zip([key for key, _ in SQUEUE_FIELDS], cells, strict=True))
     assert info.native == expected and dict(info.native) == expected
@@ -285,6 +285,6 @@ def test_a_job_name_holding_separators_other_than_a_line_end_stays_one_record(re
     name_at = [key for key, _ in SQUEUE_FIELDS].index("name")
     cells[name_at] = "fit\x1erun\u2028two\x0bend"
     text = "\r\n" + SEP.join(cells) + "\r\n\n"
-    [info] = parsing.parse_squeue(text)
+    [info] = squeue.parse_squeue(text)
     assert info.name == "fit\x1erun\u2028two\x0bend"
-    assert parsing.SqueueReader().parse(text) == [info]
+    assert squeue.SqueueReader().parse(text) == [info]

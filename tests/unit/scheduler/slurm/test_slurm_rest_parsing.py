@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from app.scheduler.errors import JobNotFound, PermissionDenied, RejectKind, SubmitRejected
-from app.scheduler.slurm.parsing import decode_wait_status, parse_sacct, parse_squeue
+from app.scheduler.slurm.parsing import decode_wait_status, parse_sacct
 from app.scheduler.slurm.rest import RestRequestFailed, read_response, warning_texts
 from app.scheduler.slurm.rest_jobs import RestJobs
 from app.scheduler.slurm.rest_parsing import (
@@ -22,6 +22,7 @@ from app.scheduler.slurm.rest_versions import (
     reports_cancel_failures,
     upgrade_ping,
 )
+from app.scheduler.slurm.squeue import parse_squeue
 from app.scheduler.states import JobState
 from app.scheduler.types import Gres, JobSpec
 

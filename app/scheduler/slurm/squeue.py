@@ -1,0 +1,130 @@
+"""squeue's listing read into JobInfo records, and the reader a poller keeps between reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from app.scheduler.fields import FieldNames
+from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS
+from app.scheduler.slurm.parsing import (
+    cells,
+    expand_output_path,
+    lines,
+    parse_duration,
+    parse_squeue_exit,
+    parse_time,
+    parse_tres,
+    split_array_id,
+    split_rows,
+    value_or_none,
+    whole_seconds,
+)
+from app.scheduler.states import state_from_slurm
+from app.scheduler.types import JobInfo
+
+_SQUEUE_NAMES = FieldNames([key for key, _ in SQUEUE_FIELDS])
+
+
+def parse_squeue(text: str) -> list[JobInfo]:
+    """Parse the output of ``squeue_argv()`` into JobInfo records."""
+    return [_squeue_record(row) for row in split_rows(text, len(SQUEUE_FIELDS))]
+
+
+def _squeue_record(cells: list[str]) -> JobInfo:
+    """One line's record; its raw fields kept compact (app/scheduler/fields.py), since a
+    poller keeps the records of a whole queue from one read to the next."""
+    row = dict(zip(_SQUEUE_NAMES.positions, cells, strict=True))
+    return _squeue_job(row, _SQUEUE_NAMES.record(cells))
+
+
+class SqueueReader:
+    """``parse_squeue`` for a poller reading the same queue every few seconds. A record is
+    a function of its line alone, and most lines of a large queue (jobs waiting unchanged)
+    are as at the last read: their records are reused, only new or changed lines parsed.
+
+    Records are remembered by the hash of their line and checked against the line's job id,
+    not by the line itself: 100,000 kept lines would cost 26 MB. A changed line of the same
+    job passes for the old one only if the two share a 64-bit hash, which Python seeds
+    afresh in every process.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[int, JobInfo] = {}
+
+    def parse(self, text: str) -> list[JobInfo]:
+        width = len(SQUEUE_FIELDS)
+        last = self._last
+        read: dict[int, JobInfo] = {}
+        records: list[JobInfo] = []
+        for line in lines(text):
+            key = hash(line)
+            info = last.get(key) or read.get(key)
+            if info is None or not line.startswith(info.job_id + SEP):
+                info = _squeue_record(cells(line, width))
+            read[key] = info
+            records.append(info)
+        self._last = read
+        return records
+
+
+def _squeue_job(row: Mapping[str, str], native: Mapping[str, str]) -> JobInfo:
+    job_id = row["job_id"]
+    array_job_id, array_task_id = split_array_id(job_id)
+    reason = value_or_none(row["reason"])
+    state = state_from_slurm(row["state"], reason)
+    exit_code, signal = parse_squeue_exit(row["exit_status"]) if state.is_terminal else (None, None)
+    raw_job_id = value_or_none(row["raw_job_id"])
+    names = {"job_id": job_id, "raw": raw_job_id or "", "name": row["name"], "user": row["user"]}
+    stdout_path = _expand(row["stdout"], names, array_job_id, array_task_id)
+    return JobInfo(
+        job_id=job_id,
+        raw_job_id=raw_job_id,
+        array_job_id=array_job_id,
+        array_task_id=array_task_id,
+        state=state,
+        native_state=row["state"],
+        reason=reason,
+        exit_code=exit_code,
+        signal=signal,
+        submit_time=parse_time(row["submit_time"]),
+        start_time=parse_time(row["start_time"]),
+        end_time=parse_time(row["end_time"]),
+        time_limit=parse_duration(row["time_limit"]),
+        elapsed_seconds=whole_seconds(parse_duration(row["time_used"])),
+        alloc=parse_tres(row["tres_alloc"]),
+        nodes=value_or_none(row["nodes"]),
+        user=row["user"],
+        account=value_or_none(row["account"]),
+        partition=value_or_none(row["partition"]),
+        name=row["name"],
+        comment=value_or_none(row["comment"]),
+        work_dir=value_or_none(row["work_dir"]),
+        stdout_path=stdout_path,
+        # Without --error, stderr goes to the output file: 22.05 prints that path again,
+        # 23.02 and later print "(null)".
+        stderr_path=_stderr_path(row, names, array_job_id, array_task_id) or stdout_path,
+        native=native,
+    )
+
+
+def _stderr_path(
+    row: Mapping[str, str], names: Mapping[str, str], array_job_id: str | None, task: str | None
+) -> str | None:
+    # Most jobs send both streams to one file: one string for the two, not two equal ones.
+    if row["stderr"] == row["stdout"]:
+        return None
+    return _expand(row["stderr"], names, array_job_id, task)
+
+
+def _expand(
+    pattern: str, names: Mapping[str, str], array_job_id: str | None, array_task_id: str | None
+) -> str | None:
+    return expand_output_path(
+        pattern,
+        job_id=names["job_id"],
+        name=names["name"],
+        user=names["user"],
+        array_job_id=array_job_id,
+        array_task_id=array_task_id,
+        raw_job_id=names["raw"] or None,
+    )
