@@ -288,7 +288,7 @@ lsf_pids() { # lsf_pids DAEMON
   return 0
 }
 lsf_is_up() { [ -n "$(lsf_pids "$1")" ]; }
-lsf_sshd_pid() { pid_of "$LSF_DIR/run/sshd.pid"; }
+lsf_sshd_pid() { pid_of "$LSF_DIR/run/sshd.pid" sshd; }
 
 lsf_stop_sshd() {
   local pid; pid=$(lsf_sshd_pid) || return 0

@@ -256,16 +256,16 @@ EOF
 # --- daemons ---------------------------------------------------------------------------------
 
 pbs_pid() { # pbs_pid NAME: the live pid of a PBS daemon (pbs_server, pbs_sched, pbs_comm, pbs_mom)
-  local f
+  local f program=$1
   case $1 in
-    pbs_server) f=$PBS_HOME/server_priv/server.lock ;;
+    pbs_server) f=$PBS_HOME/server_priv/server.lock program=pbs_server.bin ;;
     pbs_sched) f=$PBS_HOME/sched_priv/sched.lock ;;
     pbs_comm) f=$PBS_HOME/server_priv/comm.lock ;;
     pbs_mom) f=$PBS_HOME/mom_priv/mom.lock ;;
     sshd) f=$PBS_STATE/sshd.pid ;;
     *) return 1 ;;
   esac
-  pid_of "$f"
+  pid_of "$f" "$program"
 }
 PBS_DAEMONS=(pbs_comm pbs_server pbs_sched pbs_mom sshd)
 

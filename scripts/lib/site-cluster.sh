@@ -207,12 +207,13 @@ site_pidfile() { # site_pidfile DAEMON
   esac
 }
 site_daemons() { echo munged slurmdbd slurmctld; printf 'slurmd-%s\n' "${COMPUTE[@]}"; echo slurmrestd sshd; }
-site_up_daemon() { local f; f=$(site_pidfile "$1") && pid_of "$f" >/dev/null; }
+site_program() { local d=${1%%-*}; echo "$d"; } # slurmd-NODE runs slurmd
+site_up_daemon() { local f; f=$(site_pidfile "$1") && pid_of "$f" "$(site_program "$1")" >/dev/null; }
 
 site_stop() { # site_stop DAEMON
   local f pid
   f=$(site_pidfile "$1") || die "unknown daemon $1 (one of $(site_daemons | tr '\n' ' '))"
-  pid=$(pid_of "$f") || return 0
+  pid=$(pid_of "$f" "$(site_program "$1")") || return 0
   kill "$pid" 2>/dev/null || true
   local deadline=$((SECONDS + 30))
   while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
@@ -231,11 +232,11 @@ site_start_daemons() {
     CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$DB_PASS';
     GRANT ALL ON $DB_NAME.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
   site_up_daemon slurmdbd || on_login /usr/sbin/slurmdbd
-  wait_for 30 slurmdbd on_login sacctmgr -n show cluster
+  WAIT_LOG=$SITE_DIR/log/slurmdbd.log wait_for 30 slurmdbd on_login sacctmgr -n show cluster
   on_login sacctmgr -n -P show cluster format=cluster | grep -qx "$CLUSTER" ||
     on_login sacctmgr -i add cluster "$CLUSTER" >/dev/null
   site_up_daemon slurmctld || on_login /usr/sbin/slurmctld
-  wait_for 30 slurmctld on_login scontrol ping
+  WAIT_LOG=$SITE_DIR/log/slurmctld.log wait_for 30 slurmctld on_login scontrol ping
   local node
   for node in "${COMPUTE[@]}"; do
     node_argv "$node"
@@ -255,7 +256,8 @@ site_start_daemons() {
       env SLURM_JWT=daemon setpriv --reuid=slurmrest --regid=slurmrest --clear-groups \
       /usr/sbin/slurmrestd -a rest_auth/jwt "${REST_PLUGINS[@]}" "$LOGIN_ADDR:$REST_PORT"
   fi
-  wait_for 20 slurmrestd curl -s -o /dev/null "http://$LOGIN_ADDR:$REST_PORT/openapi/v3"
+  WAIT_LOG=$SITE_DIR/log/slurmrestd.log wait_for 20 slurmrestd \
+    curl -s -o /dev/null "http://$LOGIN_ADDR:$REST_PORT/openapi/v3"
   site_up_daemon sshd || on_login /usr/sbin/sshd -f "$SITE_DIR/ssh/sshd_config" -E "$SITE_DIR/log/sshd.log"
   wait_for 10 sshd test -s "$(site_pidfile sshd)"
 }
@@ -337,7 +339,7 @@ site_end_node_processes() {
 site_cmd_status() {
   local d ok=0
   for d in $(site_daemons); do
-    if site_up_daemon "$d"; then echo "$d: up (pid $(pid_of "$(site_pidfile "$d")"))"
+    if site_up_daemon "$d"; then echo "$d: up (pid $(pid_of "$(site_pidfile "$d")" "$(site_program "$d")"))"
     else echo "$d: down"; ok=1; fi
   done
   mariadb_reachable && echo "mariadbd: up" || { echo "mariadbd: down"; ok=1; }
