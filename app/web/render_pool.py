@@ -41,9 +41,23 @@ _lock = threading.Lock()
 _executor: ProcessPoolExecutor | None = None
 
 
+# Workers yield the CPU to the web process: where previews keep every core busy, the
+# scheduler still runs the event loop first, so other requests wait on no preview.
+WORKER_NICENESS = 10
+
+
+def _start_worker(parent: int) -> None:
+    """In a worker: run below the web process's priority, and exit once it is gone."""
+    try:
+        os.nice(WORKER_NICENESS)
+    except OSError:
+        logger.warning("preview workers could not lower their priority", exc_info=True)
+    _exit_with_parent(parent)
+
+
 def _exit_with_parent(parent: int) -> None:
-    """In a worker: exit once the web process is gone. Each worker holds both ends of the
-    pool's queues, so a web process killed with SIGKILL would otherwise leave it waiting."""
+    """Each worker holds both ends of the pool's queues, so a web process killed with
+    SIGKILL would otherwise leave it waiting."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -69,7 +83,7 @@ def _pool() -> ProcessPoolExecutor:
             _executor = ProcessPoolExecutor(
                 max_workers=_workers(),
                 mp_context=context,
-                initializer=_exit_with_parent,
+                initializer=_start_worker,
                 initargs=(os.getpid(),),
             )
         return _executor

@@ -1,4 +1,5 @@
-"""A web process killed with SIGKILL leaves no preview worker behind."""
+"""Preview workers: none left behind by a web process killed with SIGKILL, and none
+competing with the web process for the CPU on equal terms."""
 
 from __future__ import annotations
 
@@ -46,3 +47,25 @@ def test_preview_workers_exit_when_the_web_process_is_killed() -> None:
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(_alive(pid) for pid in workers)
+
+
+def test_preview_workers_run_below_the_web_process_priority() -> None:
+    web = subprocess.Popen(
+        [sys.executable, "-c", STARTER], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert web.stdout is not None
+    try:
+        workers = [int(pid) for pid in web.stdout.readline().split()]
+        assert workers
+        expected = {pid: os.getpriority(os.PRIO_PROCESS, web.pid) + 10 for pid in workers}
+        # A worker that answered no warm-up call may still be importing, before its initializer.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = {pid: os.getpriority(os.PRIO_PROCESS, pid) for pid in workers}
+            if found == expected:
+                break
+            time.sleep(0.2)
+        assert found == expected
+    finally:
+        web.kill()
+        web.wait(timeout=10)
