@@ -4,12 +4,14 @@ summary. Nothing is clicked or filled by Playwright; it only presses keys and ty
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from tests.e2e.test_jobs_flow import STATUS_BADGE, shot
@@ -31,8 +33,17 @@ FOCUS = """selector => {
 }"""
 
 
+# How long the focused element may take to draw its indicator: a key press returns once the
+# event is dispatched, before a busy renderer has restyled the element it focused.
+SETTLE_MS = 2_000
+
+
 def _focus_shown(page: Any, selector: str) -> bool:
     focus = page.evaluate(FOCUS, selector)
+    if not focus["shown"]:
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function(f"s => ({FOCUS})(s).shown", arg=selector, timeout=SETTLE_MS)
+        focus = page.evaluate(FOCUS, selector)
     assert focus["shown"], f"no visible focus indicator on {focus['element']}"
     return bool(focus["reached"])
 
