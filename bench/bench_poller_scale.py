@@ -34,7 +34,8 @@ from bench_poller import fresh_database
 from portal_process import CLUSTER, CLUSTERS_FILE, ROOT, alice_with_token, served
 from sqlalchemy.engine import make_url
 
-from app.scheduler.slurm.commands import squeue_argv
+from app.scheduler.slurm.commands import squeue_argv, squeue_format
+from app.scheduler.slurm.marks import Marks
 
 NAME = "bench-scale"
 LOOPS = 4
@@ -96,8 +97,10 @@ def _plain(url: str) -> str:
 
 def squeue_seconds() -> float:
     """One squeue of the whole queue in the poller's format, as the poller's SSH user runs it."""
+    marks = Marks.new()
+    fmt = squeue_format(marks.field, marks.end) + "\n"
     started = time.perf_counter()
-    subprocess.run(squeue_argv(), capture_output=True, check=True)
+    subprocess.run(squeue_argv(), input=fmt.encode(), capture_output=True, check=True)
     return time.perf_counter() - started
 
 

@@ -22,6 +22,7 @@ from app.scheduler.config import load_clusters
 from app.scheduler.registry import build_adapter
 from app.scheduler.slurm import commands
 from app.scheduler.slurm.adapter import SlurmAdapter
+from app.scheduler.slurm.marks import Marks
 from app.scheduler.types import JobSpec
 
 USER = "alice"
@@ -43,15 +44,17 @@ def mb(data: bytes | str) -> str:
 async def measure(ssh: SlurmAdapter, rest: SlurmAdapter) -> None:
     run = ssh.ssh.run
     since = datetime.now(UTC) - timedelta(hours=1)
+    marks = Marks.new()
+    listed = commands.squeue_format(marks.field, marks.end) + "\n"
     await clock(
         "squeue narrow (transport, bytes)",
-        lambda: run(commands.squeue_argv()),
+        lambda: run(commands.squeue_argv(), stdin=listed),
         lambda r: mb(r.stdout),
     )
     await clock("ssh queue() (parsed records)", ssh.queue, lambda r: f"{len(r)} records")
     await clock(
         "squeue narrow --array (bytes)",
-        lambda: run(commands.squeue_argv(expand_arrays=True)),
+        lambda: run(commands.squeue_argv(expand_arrays=True), stdin=listed),
         lambda r: mb(r.stdout),
     )
     await clock(

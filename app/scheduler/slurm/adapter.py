@@ -29,6 +29,7 @@ from app.scheduler.errors import (
 from app.scheduler.nodes import NodesReport
 from app.scheduler.slurm import commands, limits, parsing, squeue
 from app.scheduler.slurm.login_node import disk_usage_as, read_log_chunk
+from app.scheduler.slurm.marks import Marks
 from app.scheduler.slurm.node_parsing import parse_nodes_report
 from app.scheduler.slurm.preflight_checks import (
     association_problems,
@@ -78,7 +79,8 @@ class SlurmAdapter:
         self.tunnels = SshTunnels(ssh) if config.compute_access == "via_login" else None
         # Login shells in the browser, on the same connections.
         self.terminals = SshTerminals(ssh)
-        self._queue_reader = squeue.SqueueReader()
+        # Kept for the adapter's life: the marks reach squeue through its environment only.
+        self._queue_reader = squeue.SqueueReader(Marks.new())
         # Preflight reuses these briefly: two of its four SSH round trips per submission.
         self._associations: TtlCache[str, list[Association]] = TtlCache(preflight_cache_seconds)
         self._partitions: TtlCache[str, list[PartitionInfo]] = TtlCache(preflight_cache_seconds)
@@ -237,7 +239,9 @@ class SlurmAdapter:
         """Every job in slurmctld's memory, from one squeue (or one REST) call."""
         if self.rest_jobs is not None:
             return await self.rest_jobs.queue()
-        result = await self.ssh.run(commands.squeue_argv())
+        marks = self._queue_reader.marks
+        stdin = commands.squeue_format(marks.field, marks.end) + "\n"
+        result = await self.ssh.run(commands.squeue_argv(), stdin=stdin)
         if result.exit_status != 0:
             raise SchedulerUnavailable(f"squeue failed: {result.stderr.strip()}")
         return self._queue_reader.parse(result.text)
@@ -246,10 +250,13 @@ class SlurmAdapter:
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None
     ) -> list[JobInfo]:
         """Accounting records from one sacct call (steps folded into their jobs)."""
-        result = await self.ssh.run(commands.sacct_argv(job_ids, since))
+        # sacct takes its delimiter in argv, where the login node's users may read it: a
+        # new one for every call.
+        delimiter = Marks.new().field
+        result = await self.ssh.run(commands.sacct_argv(job_ids, since, delimiter=delimiter))
         if result.exit_status != 0:
             raise SchedulerUnavailable(f"sacct failed: {result.stderr.strip()}")
-        return parsing.parse_sacct(result.text)
+        return parsing.parse_sacct(result.text, delimiter)
 
     async def cancel(self, job_ids: Sequence[str], as_user: str) -> None:
         """Cancel jobs as the user; PermissionDenied for other users' jobs."""

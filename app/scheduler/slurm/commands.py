@@ -15,15 +15,16 @@ from app.scheduler.errors import InvalidSpec
 from app.scheduler.types import JobSpec
 
 SEP = "\x1f"
-"""Field separator for squeue/sacct/sinfo output: cannot occur in names or paths."""
+"""Field separator for squeue/sacct/sinfo output. A job's name or path may hold it too:
+the separators next to such fields carry a mark (marks.py)."""
 
 _JOB_ID = re.compile(r"\d{1,12}(_\d{1,7})?")
 _USER = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 _UTC = ["env", "TZ=UTC"]
 
 # (key, squeue --Format field). Kept narrow: the JSON form is ~18x slower and in
-# 22.05 ignores filters. Every field but the last gets SEP as its suffix; ":0" asks
-# for no minimum width, so nothing is padded or truncated.
+# 22.05 ignores filters. Each field's suffix separates it from the next (squeue_format);
+# ":0" asks for no minimum width, so nothing is padded or truncated.
 SQUEUE_FIELDS: tuple[tuple[str, str], ...] = (
     ("job_id", "JobArrayID"),
     ("raw_job_id", "JobID"),
@@ -178,14 +179,21 @@ def sbatch_argv(spec: JobSpec, *, test_only: bool = False) -> list[str]:
     return [*argv, *snippet, *options, *spec.args]
 
 
+# Fields whose value a user chooses: the separators next to them are marked (marks.py).
+SQUEUE_FREE = frozenset({"name", "work_dir", "stdout", "stderr", "comment"})
+_WITH_FORMAT = 'IFS= read -r SQUEUE_FORMAT2 && export SQUEUE_FORMAT2 && exec "$@"'
+
+
 def squeue_argv(user: str | None = None, *, expand_arrays: bool = False) -> list[str]:
     """argv for one squeue call listing every job (or one user's) in the narrow format.
 
-    A pending array is one record (``12_[4-9]``) unless ``expand_arrays`` lists each task.
+    The format (``squeue_format``) comes on stdin, read into ``SQUEUE_FORMAT2``: other
+    users of the login node see a process's argv, never its environment, so its marks
+    stay unknown to them. A pending array is one record (``12_[4-9]``) unless
+    ``expand_arrays`` lists each task.
     """
-    fields = [f"{name}:0{SEP}" for _, name in SQUEUE_FIELDS[:-1]]
-    fields.append(f"{SQUEUE_FIELDS[-1][1]}:0")
-    argv = [*_UTC, "squeue", "--noheader", "--all", "--states=all", f"--Format={','.join(fields)}"]
+    argv = ["sh", "-c", _WITH_FORMAT, "squeue", *_UTC, "squeue", "--noheader", "--all"]
+    argv.append("--states=all")
     if expand_arrays:
         argv.append("--array")
     if user is not None:
@@ -193,19 +201,37 @@ def squeue_argv(user: str | None = None, *, expand_arrays: bool = False) -> list
     return argv
 
 
+def squeue_format(field_mark: str, end_mark: str) -> str:
+    """``SQUEUE_FORMAT2`` for squeue_argv: SEP after each field, ``field_mark`` instead
+    where free text is on either side, and ``end_mark`` after the last field."""
+    specs = []
+    for index, (key, name) in enumerate(SQUEUE_FIELDS):
+        following = SQUEUE_FIELDS[index + 1][0] if index + 1 < len(SQUEUE_FIELDS) else None
+        if following is None:
+            suffix = end_mark
+        elif key in SQUEUE_FREE or following in SQUEUE_FREE:
+            suffix = field_mark
+        else:
+            suffix = SEP
+        specs.append(f"{name}:0{suffix}")
+    return ",".join(specs)
+
+
 def sacct_argv(
     job_ids: Sequence[str] | None = None,
     since: datetime | None = None,
     *,
     until: datetime | None = None,
+    delimiter: str = SEP,
 ) -> list[str]:
-    """argv for one sacct call with step rows (for MaxRSS) in the explicit field table."""
+    """argv for one sacct call with step rows (for MaxRSS) in the explicit field table,
+    ``delimiter`` after every field (the last included: ``--parsable``)."""
     argv = [
         *_UTC,
         "sacct",
         "--noheader",
-        "--parsable2",
-        f"--delimiter={SEP}",
+        "--parsable",
+        f"--delimiter={delimiter}",
         "--allusers",
         f"--format={','.join(SACCT_FIELDS)}",
     ]

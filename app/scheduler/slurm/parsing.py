@@ -5,14 +5,17 @@ Slurm prints ``Unknown``/``None``/``N/A`` for absent values; they all become Non
 
 from __future__ import annotations
 
+import logging
 import re
-import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 
 from app.scheduler.slurm.commands import SACCT_FIELDS, SEP, SINFO_FIELDS
+from app.scheduler.slurm.marks import counted_records, lines
 from app.scheduler.states import JobState, state_from_slurm
 from app.scheduler.types import Association, JobInfo, PartitionInfo, Tres
+
+logger = logging.getLogger(__name__)
 
 _ABSENT = frozenset({"", "unknown", "none", "n/a", "(null)", "invalid", "not_set"})
 _UNLIMITED = frozenset({"unlimited", "infinite", "partition_limit"})
@@ -165,30 +168,14 @@ def expand_output_path(
     return re.sub(r"%(.)", replace, pattern)
 
 
-# A listing's lines, one at a time: a queue of 100,000 jobs split at once would hold 26 MB
-# more at a poll cycle's peak. Only CR and LF end a line; splitlines would also split at
-# the ASCII separators, which a job's name may hold.
-_LINE = re.compile(r"[^\r\n]+")
-
-
-def lines(text: str) -> Iterator[str]:
-    for found in _LINE.finditer(text):
-        line = found.group()
-        if line.strip():
-            yield line
-
-
 def split_rows(text: str, width: int) -> Iterable[list[str]]:
+    """Rows of a listing whose fields hold no free text (sinfo): a wrong count is a broken
+    listing."""
     for line in lines(text):
-        yield cells(line, width)
-
-
-def cells(line: str, width: int) -> list[str]:
-    cells = line.split(SEP)
-    if len(cells) != width:
-        raise ValueError(f"expected {width} fields, got {len(cells)}: {line[:120]!r}")
-    # One string per value: a large queue repeats a few (states, users, "N/A") 10^5 times.
-    return [sys.intern(cell.strip()) for cell in cells]
+        cells = line.split(SEP)
+        if len(cells) != width:
+            raise ValueError(f"expected {width} fields, got {len(cells)}: {line[:120]!r}")
+        yield [cell.strip() for cell in cells]
 
 
 def value_or_none(value: str) -> str | None:
@@ -199,11 +186,14 @@ def whole_seconds(delta: timedelta | None) -> int | None:
     return None if delta is None else int(delta.total_seconds())
 
 
-def parse_sacct(text: str) -> list[JobInfo]:
-    """Parse ``sacct_argv()`` output; step rows are folded into their job's record."""
+def parse_sacct(text: str, delimiter: str = SEP) -> list[JobInfo]:
+    """Parse ``sacct_argv(delimiter=...)`` output; step rows are folded into their job's
+    record. A record that is not whole is left out and reported."""
     jobs: dict[str, dict[str, str]] = {}
     max_rss: dict[str, int] = {}
-    for row in split_rows(text, len(SACCT_FIELDS)):
+    unfinished: list[str] = []
+    for line in counted_records(text, delimiter, len(SACCT_FIELDS), unfinished):
+        row = [cell.strip() for cell in line.split(delimiter)]
         record = dict(zip(SACCT_FIELDS, row, strict=True))
         job_key, _, step = record["JobID"].partition(".")
         if not step:
@@ -212,6 +202,12 @@ def parse_sacct(text: str) -> list[JobInfo]:
         rss = parse_size(record["MaxRSS"])
         if rss is not None:
             max_rss[job_key] = max(rss, max_rss.get(job_key, 0))
+    if unfinished:
+        logger.warning(
+            "sacct: %d record(s) left out, not in the format asked for; the first: %r",
+            len(unfinished),
+            unfinished[0][:200],
+        )
     return [_sacct_job(record, max_rss.get(key)) for key, record in jobs.items()]
 
 

@@ -2,69 +2,121 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Mapping
 
 from app.scheduler.fields import FieldNames
-from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS
+from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS, SQUEUE_FREE
+from app.scheduler.slurm.marks import Marks, ended_records
 from app.scheduler.slurm.parsing import (
-    cells,
     expand_output_path,
-    lines,
     parse_duration,
     parse_squeue_exit,
     parse_time,
     parse_tres,
     split_array_id,
-    split_rows,
     value_or_none,
     whole_seconds,
 )
 from app.scheduler.states import state_from_slurm
 from app.scheduler.types import JobInfo
 
+logger = logging.getLogger(__name__)
+
 _SQUEUE_NAMES = FieldNames([key for key, _ in SQUEUE_FIELDS])
 
 
-def parse_squeue(text: str) -> list[JobInfo]:
-    """Parse the output of ``squeue_argv()`` into JobInfo records."""
-    return [_squeue_record(row) for row in split_rows(text, len(SQUEUE_FIELDS))]
+def _groups() -> list[int]:
+    """The record's parts between marks: a free field alone (0), or a run of fixed fields
+    (their count), which SEP separates."""
+    groups: list[int] = []
+    for key, _ in SQUEUE_FIELDS:
+        if key in SQUEUE_FREE:
+            groups.append(0)
+        elif groups and groups[-1] > 0:
+            groups[-1] += 1
+        else:
+            groups.append(1)
+    return groups
+
+
+_GROUPS = _groups()
+
+
+def parse_squeue(text: str, marks: Marks) -> list[JobInfo]:
+    """Parse the output of ``squeue_argv()`` run with ``squeue_format`` of ``marks``."""
+    return SqueueReader(marks).parse(text)
+
+
+def _cells(record: str, marks: Marks) -> list[str] | None:
+    parts = record[: -len(marks.end)].split(marks.field)
+    if len(parts) != len(_GROUPS):
+        return None
+    cells: list[str] = []
+    for part, fixed in zip(parts, _GROUPS, strict=True):
+        if not fixed:
+            cells.append(part)
+            continue
+        values = part.split(SEP)
+        if len(values) != fixed:
+            return None
+        cells.extend(values)
+    # One string per value: a large queue repeats a few (states, users, "N/A") 10^5 times.
+    return [sys.intern(cell.strip()) for cell in cells]
 
 
 def _squeue_record(cells: list[str]) -> JobInfo:
-    """One line's record; its raw fields kept compact (app/scheduler/fields.py), since a
-    poller keeps the records of a whole queue from one read to the next."""
+    """One record; its raw fields kept compact (app/scheduler/fields.py), since a poller
+    keeps the records of a whole queue from one read to the next."""
     row = dict(zip(_SQUEUE_NAMES.positions, cells, strict=True))
     return _squeue_job(row, _SQUEUE_NAMES.record(cells))
 
 
 class SqueueReader:
     """``parse_squeue`` for a poller reading the same queue every few seconds. A record is
-    a function of its line alone, and most lines of a large queue (jobs waiting unchanged)
-    are as at the last read: their records are reused, only new or changed lines parsed.
+    a function of its text alone, and most records of a large queue (jobs waiting
+    unchanged) are as at the last read: they are reused, only new or changed ones parsed.
 
-    Records are remembered by the hash of their line and checked against the line's job id,
-    not by the line itself: 100,000 kept lines would cost 26 MB. A changed line of the same
+    Records are remembered by the hash of their text and checked against its job id, not
+    by the text itself: 100,000 kept lines would cost 26 MB. A changed record of the same
     job passes for the old one only if the two share a 64-bit hash, which Python seeds
-    afresh in every process.
+    afresh in every process. The marks stay the same from one read to the next, so an
+    unchanged record's text does too.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, marks: Marks) -> None:
+        self.marks = marks
         self._last: dict[int, JobInfo] = {}
 
     def parse(self, text: str) -> list[JobInfo]:
-        width = len(SQUEUE_FIELDS)
         last = self._last
         read: dict[int, JobInfo] = {}
         records: list[JobInfo] = []
-        for line in lines(text):
-            key = hash(line)
+        unreadable: list[str] = []
+        for record in ended_records(text, self.marks.end, unreadable):
+            key = hash(record)
             info = last.get(key) or read.get(key)
-            if info is None or not line.startswith(info.job_id + SEP):
-                info = _squeue_record(cells(line, width))
+            if info is None or not record.startswith(info.job_id + SEP):
+                cells = _cells(record, self.marks)
+                if cells is None:
+                    unreadable.append(record)
+                    continue
+                info = _squeue_record(cells)
             read[key] = info
             records.append(info)
         self._last = read
+        _report(unreadable)
         return records
+
+
+def _report(unreadable: list[str]) -> None:
+    if unreadable:
+        logger.warning(
+            "squeue: %d record(s) left out, not in the format asked for; the first: %r",
+            len(unreadable),
+            unreadable[0][:200],
+        )
 
 
 def _squeue_job(row: Mapping[str, str], native: Mapping[str, str]) -> JobInfo:

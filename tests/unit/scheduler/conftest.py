@@ -9,6 +9,10 @@ from typing import Any
 
 import pytest
 
+from app.scheduler.slurm.marks import Marks
+
+# The marks scripts/capture-slurm-outputs records squeue with (the portal draws its own).
+RECORDED_MARKS = Marks("recordedmark")
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "slurm"
 VERSIONS = sorted(
     (p.name for p in FIXTURES.iterdir() if (p / "manifest.json").exists()),
@@ -26,6 +30,7 @@ class Recorded:
         self.jobs: dict[str, str] = manifest["jobs"]
         self.user: str = manifest["user"]
         self.log_dir: str = manifest["log_dir"]
+        self.marks = RECORDED_MARKS
 
     @property
     def release(self) -> tuple[int, int]:

@@ -51,19 +51,39 @@ def test_test_only_flag_is_added_for_preflight() -> None:
     assert "--test-only" in commands.sbatch_argv(SPEC, test_only=True)
 
 
-def test_squeue_asks_for_every_field_with_the_unit_separator() -> None:
+def test_squeue_takes_its_format_on_stdin_never_in_argv() -> None:
     argv = commands.squeue_argv()
-    fmt = next(a for a in argv if a.startswith("--Format="))
-    assert fmt.count(commands.SEP) == len(commands.SQUEUE_FIELDS) - 1
+    assert not any("Format" in arg or "mark" in arg for arg in argv)
     assert "--json" not in argv
-    assert argv[:2] == ["env", "TZ=UTC"]
+    # The shell snippet is fixed text; what follows it is squeue's own argv.
+    assert argv[:3] == [
+        "sh",
+        "-c",
+        'IFS= read -r SQUEUE_FORMAT2 && export SQUEUE_FORMAT2 && exec "$@"',
+    ]
+    assert argv[4:7] == ["env", "TZ=UTC", "squeue"]
+
+
+def test_squeue_marks_the_separators_around_free_text_and_each_end() -> None:
+    fmt = commands.squeue_format(f"{commands.SEP}MARK", "\x1eEND")
+    specs = fmt.split(",")
+    assert len(specs) == len(commands.SQUEUE_FIELDS)
+    suffixes = {
+        key: spec.split(":0", 1)[1]
+        for (key, _), spec in zip(commands.SQUEUE_FIELDS, specs, strict=True)
+    }
+    assert suffixes["exit_status"] == suffixes["name"] == f"{commands.SEP}MARK"
+    assert suffixes["nodes"] == suffixes["work_dir"] == suffixes["stderr"] == f"{commands.SEP}MARK"
+    assert suffixes["comment"] == "\x1eEND"
+    assert suffixes["job_id"] == suffixes["user"] == commands.SEP
 
 
 def test_sacct_selects_jobs_and_includes_steps() -> None:
     argv = commands.sacct_argv(["12", "13_2"])
     assert "--jobs=12,13_2" in argv
     assert "--allocations" not in argv
-    assert f"--delimiter={commands.SEP}" in argv
+    assert f"--delimiter={commands.SEP}" in argv and "--parsable" in argv
+    assert f"--delimiter={commands.SEP}mark" in commands.sacct_argv(delimiter=f"{commands.SEP}mark")
 
 
 def test_sacct_since_is_converted_to_utc() -> None:

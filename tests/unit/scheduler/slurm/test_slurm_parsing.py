@@ -96,7 +96,7 @@ def test_array_tasks_carry_their_own_slurm_number(recorded) -> None:
 
 
 def test_squeue_records_carry_slurms_own_number(recorded) -> None:
-    for job in squeue.parse_squeue(recorded.text("squeue-active.txt")):
+    for job in squeue.parse_squeue(recorded.text("squeue-active.txt"), recorded.marks):
         assert job.raw_job_id and job.raw_job_id.isdigit(), job.job_id
 
 
@@ -158,7 +158,7 @@ def test_sacct_other_users_are_included(recorded) -> None:
 
 
 def test_squeue_active_snapshot(recorded) -> None:
-    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-active.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-active.txt"), recorded.marks))
     held = jobs[recorded.jobs["held"]]
     assert held.state is JobState.QUEUED_HELD
     assert held.comment == "portal-uuid-0001"
@@ -170,7 +170,7 @@ def test_squeue_active_snapshot(recorded) -> None:
 
 
 def test_squeue_finished_jobs_carry_exit_code_and_signal(recorded) -> None:
-    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-finished.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-finished.txt"), recorded.marks))
     failed = jobs[recorded.jobs["exit3"]]
     assert (failed.state, failed.exit_code, failed.signal) == (JobState.FAILED, 3, None)
     cancelled = jobs[recorded.jobs["cancelled"]]
@@ -181,7 +181,7 @@ def test_squeue_finished_jobs_carry_exit_code_and_signal(recorded) -> None:
 
 
 def test_squeue_pending_array_is_one_record(recorded) -> None:
-    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-active.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-active.txt"), recorded.marks))
     pending = jobs[f"{recorded.jobs['held_array']}_[0-9%2]"]
     assert pending.array_job_id == recorded.jobs["held_array"]
     assert pending.array_task_id == "[0-9%2]"
@@ -189,7 +189,7 @@ def test_squeue_pending_array_is_one_record(recorded) -> None:
 
 def test_squeue_stderr_without_error_option_is_the_output_file(recorded) -> None:
     # 22.05 repeats the output pattern, 23.02 and later print "(null)".
-    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-finished.txt")))
+    jobs = by_id(squeue.parse_squeue(recorded.text("squeue-finished.txt"), recorded.marks))
     hello = jobs[recorded.jobs["hello"]]
     assert hello.stdout_path == f"{recorded.log_dir}/hello-{recorded.jobs['hello']}.out"
     assert hello.stderr_path == hello.stdout_path
@@ -240,51 +240,45 @@ def test_gres_by_partition_with_types_counts_and_socket_lists() -> None:
     }
 
 
+def _records(text: str) -> list[str]:
+    """The recorded listing's records, each with its end."""
+    return [line for line in text.split("\n") if line.strip()]
+
+
 def test_squeue_reader_reuses_the_records_of_unchanged_lines(recorded) -> None:
     active, finished = recorded.text("squeue-active.txt"), recorded.text("squeue-finished.txt")
-    reader = squeue.SqueueReader()
+    reader = squeue.SqueueReader(recorded.marks)
     first = reader.parse(active)
-    assert first == squeue.parse_squeue(active)
+    assert first == squeue.parse_squeue(active, recorded.marks)
     again = reader.parse(active)
     assert again == first and all(a is b for a, b in zip(again, first, strict=True))
     later = reader.parse(finished)
-    assert later == squeue.parse_squeue(finished)
-    unchanged = set(active.splitlines()) & set(finished.splitlines())
+    assert later == squeue.parse_squeue(finished, recorded.marks)
+    unchanged = set(active.split("\n")) & set(finished.split("\n"))
     reused = [info for info in later if any(info is old for old in first)]
     assert len(reused) == len([line for line in unchanged if line.strip()])
 
 
 def test_squeue_reader_never_gives_one_jobs_record_for_another_jobs_line(recorded) -> None:
-    """Records are remembered by the hash of their line: a record kept under a line's hash
-    that is not that line's job (two lines sharing a hash) is read again, not reused."""
+    """Records are remembered by the hash of their text: a record kept under a hash that
+    is not that record's job (two records sharing a hash) is read again, not reused."""
     active = recorded.text("squeue-active.txt")
-    lines = [line for line in active.splitlines() if line.strip()]
-    assert len({squeue.parse_squeue(line)[0].job_id for line in lines}) >= 2
-    reader = squeue.SqueueReader()
+    lines = [line for line in active.split("\n") if line.strip()]
+    assert len({squeue.parse_squeue(line, recorded.marks)[0].job_id for line in lines}) >= 2
+    reader = squeue.SqueueReader(recorded.marks)
     first = reader.parse(active)
-    # Every line's hash now names the first line's record, as a collision would.
-    reader._last = {hash(line): first[0] for line in lines}
+    # Every record's hash now names the first record, as a collision would.
+    reader._last = {hash(record): first[0] for record in _records(active)}
     again = reader.parse(active)
-    assert again == squeue.parse_squeue(active)
+    assert again == squeue.parse_squeue(active, recorded.marks)
     assert [info.job_id for info in again] == [info.job_id for info in first]
 
 
 def test_squeue_records_keep_every_raw_field_by_name(recorded) -> None:
-    active = recorded.text("squeue-active.txt")
-    line = next(line for line in active.splitlines() if line.strip())
-    info = squeue.parse_squeue(line)[0]
-    cells = [cell.strip() for cell in line.split(SEP)]
+    [record, *_] = _records(recorded.text("squeue-active.txt"))
+    info = squeue.parse_squeue(record, recorded.marks)[0]
+    fields = record.removesuffix(recorded.marks.end).replace(recorded.marks.field, SEP)
+    cells = [cell.strip() for cell in fields.split(SEP)]
     expected = dict(zip([key for key, _ in SQUEUE_FIELDS], cells, strict=True))
     assert info.native == expected and dict(info.native) == expected
     assert info.native["job_id"] == info.job_id and len(info.native) == len(SQUEUE_FIELDS)
-
-
-def test_a_job_name_holding_separators_other_than_a_line_end_stays_one_record(recorded) -> None:
-    line = next(line for line in recorded.text("squeue-active.txt").splitlines() if line.strip())
-    cells = line.split(SEP)
-    name_at = [key for key, _ in SQUEUE_FIELDS].index("name")
-    cells[name_at] = "fit\x1erun\u2028two\x0bend"
-    text = "\r\n" + SEP.join(cells) + "\r\n\n"
-    [info] = squeue.parse_squeue(text)
-    assert info.name == "fit\x1erun\u2028two\x0bend"
-    assert squeue.SqueueReader().parse(text) == [info]

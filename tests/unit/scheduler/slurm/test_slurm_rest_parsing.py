@@ -86,7 +86,7 @@ def test_held_job_is_held_with_its_comment_and_output_path(recorded) -> None:
 
 
 def test_rest_and_squeue_text_agree_on_finished_jobs(recorded) -> None:
-    text_jobs = by_id(parse_squeue(recorded.text("squeue-finished.txt")))
+    text_jobs = by_id(parse_squeue(recorded.text("squeue-finished.txt"), recorded.marks))
     for api, rest in rest_jobs(recorded, "rest-jobs-finished").items():
         stable = [k for k, j in text_jobs.items() if j.state.is_terminal and k in rest]
         assert stable, api
