@@ -1,0 +1,81 @@
+"""A job named, commented and started in a folder so as to break squeue's and sacct's
+listings, submitted with sbatch outside the portal, on each Slurm version.
+
+Its name holds the field separator, its folder a line feed, and its comment a whole
+squeue line of its owner's making that says another job has completed. The poller's
+readings (squeue over SSH with its marks in the environment, sacct with a marked
+delimiter) still list every job, give that job its fields as typed, and let the forged
+line pass for no job.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from app.scheduler.base import SchedulerAdapter
+from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS
+from app.scheduler.states import JobState
+from tests.contract.conftest import run_dir_for, wait_for_accounting
+from tests.slurm_versions import run_on
+
+pytestmark = pytest.mark.slurm
+
+ALICE = "alice"
+
+
+def _sbatch(version: str, *options: str) -> str:
+    argv = ["runuser", "-u", ALICE, "--", "sbatch", "--parsable", "--account=physics"]
+    done = run_on(version, [*argv, "--time=5", "--output=/dev/null", *options])
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().split(";")[0]
+
+
+def _forged_line(job_id: str) -> str:
+    """A squeue line, in the field order the portal asks for, saying ``job_id`` of bob's
+    completed: what an attacker would print if the listing were plain."""
+    values = {key: "N/A" for key, _ in SQUEUE_FIELDS}
+    values.update(job_id=job_id, raw_job_id=job_id, state="COMPLETED", user="bob", name="x")
+    return SEP.join(values[key] for key, _ in SQUEUE_FIELDS)
+
+
+async def test_free_text_breaks_no_listing_and_forges_no_job(
+    ssh_adapter: SchedulerAdapter, slurm_version: str, cleanup
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    folder = f"{run_dir_for('listings')}/in\n{SEP}folder-{tag}"
+    made = run_on(slurm_version, ["runuser", "-u", ALICE, "--", "mkdir", "-p", folder])
+    assert made.returncode == 0, made.stderr
+    victim = _sbatch(slurm_version, "--hold", f"--job-name=victim-{tag}", "--wrap=sleep 60")
+    cleanup.append((ssh_adapter, victim, ALICE))
+    name = f"odd{SEP}name{SEP}{tag}"
+    comment = f"c{SEP}\n{_forged_line(victim)}\n{_forged_line('99999999')}"
+    odd = _sbatch(
+        slurm_version,
+        "--hold",
+        f"--job-name={name}",
+        f"--comment={comment}",
+        f"--chdir={folder}",
+        "--wrap=sleep 60",
+    )
+    cleanup.append((ssh_adapter, odd, ALICE))
+
+    listed = {info.job_id: info for info in await ssh_adapter.queue()}
+    assert listed[victim].state is JobState.QUEUED_HELD and listed[victim].user == ALICE
+    assert "99999999" not in listed
+    assert (listed[odd].name, listed[odd].work_dir) == (name, folder)
+    assert listed[odd].state is JobState.QUEUED_HELD
+    # Slurm keeps the comment as typed, or with its line feeds dropped; never a second job.
+    assert listed[odd].comment in (comment, comment.replace("\n", ""))
+
+    await ssh_adapter.cancel([odd, victim], ALICE)
+    # slurmdbd first holds a bare record ("allocation", no folder), completed a moment later.
+    [ended] = await wait_for_accounting(
+        ssh_adapter, odd, lambda r: r.state.is_terminal and r.work_dir is not None
+    )
+    assert (ended.name, ended.work_dir, ended.state) == (name, folder, JobState.CANCELLED)
+    assert ended.comment in (comment, comment.replace("\n", ""))
+    both = {info.job_id: info for info in await ssh_adapter.accounting([odd, victim])}
+    assert set(both) == {odd, victim}
+    assert both[victim].user == ALICE and both[victim].state is JobState.CANCELLED
