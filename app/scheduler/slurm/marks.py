@@ -11,7 +11,6 @@ the command only through its environment (squeue), it never shows in a process l
 
 from __future__ import annotations
 
-import re
 import secrets
 import string
 from collections.abc import Iterator
@@ -22,7 +21,6 @@ MARK_LENGTH = 12
 _ALPHABET = string.ascii_letters + string.digits
 # Ends a record; the field separator is SEP, so a field mark never passes for an end.
 END = "\x1e"
-_LINE = re.compile(r"[^\r\n]+")
 
 
 class Marks:
@@ -42,50 +40,34 @@ class Marks:
         return cls("".join(secrets.choice(_ALPHABET) for _ in range(MARK_LENGTH)))
 
 
-def lines(text: str) -> Iterator[str]:
-    """A listing's non-blank lines, one at a time: a queue of 100,000 jobs split at once
-    would hold 26 MB more at a poll cycle's peak. Only CR and LF end a line; splitlines
-    would also split at the ASCII separators, which a job's name may hold."""
-    for found in _LINE.finditer(text):
-        line = found.group()
-        if line.strip():
-            yield line
-
-
 def ended_records(text: str, end: str, unfinished: list[str]) -> Iterator[str]:
-    """Each record of ``text``, its ``end`` included (no copy of a whole line): lines are
-    joined (by a line feed, the one free text held) until one ends with it. Text after the
-    last end is unfinished."""
-    pending: list[str] = []
-    for line in lines(text):
-        if not line.endswith(end):
-            pending.append(line)
-            continue
-        if pending:
-            pending.append(line)
-            line = "\n".join(pending)
-            pending = []
-        yield line
-    if pending:
-        unfinished.append("\n".join(pending))
+    """Each record of ``text``, its ``end`` included (one slice, no other copy), whatever
+    line feeds its free text holds. Text after the last end is unfinished."""
+    start, size = 0, len(end)
+    while (found := text.find(end, start)) >= 0:
+        # What precedes a record is the line end after the one before it.
+        yield text[start : found + size].lstrip("\r\n")
+        start = found + size
+    rest = text[start:].strip()
+    if rest:
+        unfinished.append(rest)
 
 
 def counted_records(text: str, delimiter: str, width: int, unfinished: list[str]) -> Iterator[str]:
     """Each record of a listing printed with ``delimiter`` after each of its ``width``
-    fields (sacct --parsable), without the last one: lines are joined until they hold
-    ``width`` delimiters. Text after the last whole record is unfinished."""
-    pending: list[str] = []
-    held = 0
-    for line in lines(text):
-        held += line.count(delimiter)
-        pending.append(line)
-        if held < width:
-            continue
-        record = pending[0] if len(pending) == 1 else "\n".join(pending)
-        pending, held = [], 0
-        if not record.endswith(delimiter) or record.count(delimiter) != width:
-            unfinished.append(record)
-            continue
-        yield record[: -len(delimiter)]
-    if pending:
-        unfinished.append("\n".join(pending))
+    fields (sacct --parsable), without the last one, whatever line feeds its free text
+    holds. Text after the last whole record is unfinished."""
+    start, size = 0, len(delimiter)
+    while True:
+        end = start
+        for _field in range(width):
+            found = text.find(delimiter, end)
+            if found < 0:
+                rest = text[start:].strip()
+                if rest:
+                    unfinished.append(rest)
+                return
+            end = found + size
+        # What precedes a record is the line end after the one before it.
+        yield text[start : end - size].lstrip("\r\n")
+        start = end

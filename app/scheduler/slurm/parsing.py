@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 from app.scheduler.slurm.commands import SACCT_FIELDS, SEP, SINFO_FIELDS
-from app.scheduler.slurm.marks import counted_records, lines
+from app.scheduler.slurm.marks import counted_records
 from app.scheduler.states import JobState, state_from_slurm
 from app.scheduler.types import Association, JobInfo, PartitionInfo, Tres
 
@@ -166,6 +166,18 @@ def expand_output_path(
         return match[0] if value is None else value
 
     return re.sub(r"%(.)", replace, pattern)
+
+
+# Only CR and LF end a line: splitlines would also split at the other ASCII separators.
+_LINE = re.compile(r"[^\r\n]+")
+
+
+def lines(text: str) -> Iterator[str]:
+    """A listing's non-blank lines, one at a time."""
+    for found in _LINE.finditer(text):
+        line = found.group()
+        if line.strip():
+            yield line
 
 
 def split_rows(text: str, width: int) -> Iterable[list[str]]:

@@ -59,8 +59,8 @@ def _fixed(info) -> list[object]:
 
 
 def _as_read(value: str) -> str:
-    """Free text as a listing gives it back: blank lines and the ends' blanks dropped."""
-    return "\n".join(part for part in value.split("\n") if part.strip()).strip()
+    """Free text as a listing gives it back: as typed, but for blanks at either end."""
+    return value.strip()
 
 
 def test_separators_and_line_feeds_in_free_text_keep_each_record_whole(recorded) -> None:
