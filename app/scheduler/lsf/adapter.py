@@ -24,7 +24,7 @@ from app.scheduler.errors import (
     PreflightFailed,
     SchedulerUnavailable,
 )
-from app.scheduler.lsf import commands, parsing
+from app.scheduler.lsf import bjobs, commands, parsing
 from app.scheduler.lsf.directives import LsfFacts, check_against, read_bsub_directives
 from app.scheduler.lsf.errors import classify_bsub_error, classify_control_error, is_transient
 from app.scheduler.lsf.nodes import parse_nodes_report
@@ -85,7 +85,7 @@ class LsfAdapter:
         self.ssh = ssh
         self.files = SftpFiles(ssh, config.browse_roots)
         self.tunnels = SshTunnels(ssh) if config.compute_access == "via_login" else None
-        self._queue_reader = parsing.BjobsReader()
+        self._queue_reader = bjobs.BjobsReader()
         self._queues: TtlCache[str, tuple[list[PartitionInfo], dict[str, int]]] = TtlCache(
             queues_cache_seconds
         )

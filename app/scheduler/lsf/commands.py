@@ -169,9 +169,18 @@ def submit_argv(spec: JobSpec, user: str, directories: Sequence[str]) -> list[st
     return make_folders_then(directories, bsub_argv(spec, user))
 
 
-def bjobs_argv(job_ids: Sequence[str] = ()) -> list[str]:
-    """Every user's jobs, unfinished and recently finished (``-a``), in the long form."""
-    return [*_UTC, "bjobs", "-l", "-a", "-u", "all", *(check_job_id(j) for j in job_ids)]
+LISTING_BREAK = "\x1e\n"
+"""Between bjobs_argv's two listings: a job's name holds no line feed."""
+# The wide listing, whose first four columns LSF writes itself (id, user, status, queue),
+# then the long form, whose free text (a job's name, its folder) can pass for fields or
+# whole records (bjobs.py). One process, one round trip.
+_BJOBS_SCRIPT = 'bjobs -w -a -u all; printf "\\036\\n"; exec bjobs -l -a -u all'
+
+
+def bjobs_argv() -> list[str]:
+    """Every user's jobs, unfinished and recently finished (``-a``): the wide listing,
+    ``LISTING_BREAK``, then the long form."""
+    return [*_UTC, "sh", "-c", _BJOBS_SCRIPT]
 
 
 def bhist_argv(job_ids: Sequence[str] = ()) -> list[str]:

@@ -87,17 +87,21 @@ def record(chunk: str, now: datetime) -> LongRecord:
 
 
 def header_fields(line: str) -> dict[str, str]:
-    """``Job <1>, Job Name <x>, …, Command <…>`` as a dict; Command, always last, keeps any
-    ``<``, ``>`` or ``, `` of its own."""
+    """``Job <1>, Job Name <x>, …, Command <…>`` as a dict. A job's name may hold text that
+    looks like more fields: the id is the first ``Job`` (the line opens with it), a field
+    LSF writes after the name is its last occurrence, and Command, always last, runs from
+    the last ``Command <`` and keeps any ``<``, ``>`` or ``, `` of its own."""
     fields: dict[str, str] = {}
     matches = list(_KEY.finditer(line))
+    commands = [number for number, match in enumerate(matches) if match[1] == "Command"]
     for number, match in enumerate(matches):
         key = match[1]
-        if key == "Command" or number + 1 == len(matches):
+        if number == (commands[-1] if commands else None) or number + 1 == len(matches):
             fields[key] = line[match.end() :].rstrip().removesuffix(">")
             break
-        value = line[match.end() : matches[number + 1].start()]
-        fields[key] = value.removesuffix(">")
+        if key == "Job" and key in fields:
+            continue
+        fields[key] = line[match.end() : matches[number + 1].start()].removesuffix(">")
     return fields
 
 

@@ -69,30 +69,6 @@ def parse_jobs(text: str, now: datetime) -> list[JobInfo]:
     return [job_info(record, now) for record in long_form.records(text, now)]
 
 
-class BjobsReader:
-    """``parse_jobs`` for a poller reading the same queue every few seconds. A job's record
-    is a function of its text alone, but for a running job's elapsed time (counted up to
-    now), and most records of a large queue (jobs waiting unchanged) are as at the last read:
-    those are reused, only new, changed or running ones parsed."""
-
-    def __init__(self) -> None:
-        self._last: dict[str, JobInfo] = {}
-
-    def parse(self, text: str, now: datetime) -> list[JobInfo]:
-        last = self._last
-        kept: dict[str, JobInfo] = {}
-        jobs: list[JobInfo] = []
-        for chunk in long_form.chunks(text):
-            info = last.get(chunk)
-            if info is None:
-                info = job_info(long_form.record(chunk, now), now)
-            if info.start_time is None or info.end_time is not None:
-                kept[chunk] = info
-            jobs.append(info)
-        self._last = kept
-        return jobs
-
-
 def job_info(record: LongRecord, now: datetime) -> JobInfo:
     """One record as a JobInfo (bhist's have no Status: it is read from the events)."""
     header = record.header

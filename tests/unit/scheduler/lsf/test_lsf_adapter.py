@@ -16,10 +16,12 @@ from app.scheduler.errors import (
     SchedulerUnavailable,
     SubmitRejected,
 )
+from app.scheduler.lsf import commands
 from app.scheduler.lsf.adapter import LsfAdapter
 from app.scheduler.slurm.ssh import CommandResult
 from app.scheduler.states import JobState
 from app.scheduler.types import JobSpec
+from tests.unit.scheduler.lsf.listing import with_wide_listing
 
 SCRIPT = "#!/bin/bash\ntrue\n"
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "lsf"
@@ -44,7 +46,8 @@ class Scripted:
 
     async def run(self, argv: list[str], *, as_user: str | None = None, **_: Any) -> CommandResult:
         self.calls.append((argv, as_user))
-        program = next(word for word in argv if word in self.answers)
+        words = " ".join(argv).split()
+        program = next(word for word in words if word in self.answers)
         return self.answers[program]
 
     async def close(self) -> None:
@@ -61,11 +64,11 @@ def adapter_with(answers: dict[str, CommandResult]) -> tuple[LsfAdapter, Scripte
 
 
 async def test_the_queue_is_one_bjobs_call_as_the_service_identity() -> None:
-    text = (FIXTURES / "bjobs-l-a-u-all.txt").read_text()
+    text = with_wide_listing((FIXTURES / "bjobs-l-a-u-all.txt").read_text())
     adapter, ssh = adapter_with({"bjobs": answer(text)})
     jobs = await adapter.queue()
     assert len(jobs) == 23 and {j.state for j in jobs} >= {JobState.RUNNING, JobState.TIMEOUT}
-    assert ssh.calls == [(["env", "TZ=UTC", "bjobs", "-l", "-a", "-u", "all"], None)]
+    assert ssh.calls == [(commands.bjobs_argv(), None)]
 
 
 async def test_no_jobs_is_an_empty_queue_and_a_silent_daemon_is_unavailable() -> None:

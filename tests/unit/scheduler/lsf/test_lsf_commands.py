@@ -112,7 +112,10 @@ def test_submission_makes_the_folders_first_in_the_same_round_trip() -> None:
 
 
 def test_listings_cover_every_users_recent_jobs_in_utc() -> None:
-    assert commands.bjobs_argv() == ["env", "TZ=UTC", "bjobs", "-l", "-a", "-u", "all"]
+    assert commands.bjobs_argv() == [
+        "env", "TZ=UTC", "sh", "-c",
+        'bjobs -w -a -u all; printf "\\036\\n"; exec bjobs -l -a -u all',
+    ]  # fmt: skip
     assert commands.bhist_argv(["12", "13[2]"]) == [
         "env", "TZ=UTC", "bhist", "-l", "-a", "-u", "all", "12", "13[2]",
     ]  # fmt: skip

@@ -14,11 +14,13 @@ from app.scheduler.errors import (
     RejectKind,
 )
 from app.scheduler.lsf import long_form, parsing
+from app.scheduler.lsf.bjobs import BjobsReader
 from app.scheduler.lsf.errors import classify_bsub_error, classify_control_error, is_transient
 from app.scheduler.lsf.nodes import parse_nodes_report
 from app.scheduler.lsf.states import state_from_lsf
 from app.scheduler.nodes import NodeState
 from app.scheduler.states import JobState
+from tests.unit.scheduler.lsf.listing import with_wide_listing
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "lsf"
 NOW = datetime(2026, 11, 27, 20, 19, tzinfo=UTC)
@@ -263,13 +265,14 @@ def test_a_daemon_that_does_not_answer_is_transient() -> None:
 
 
 def test_the_queue_reader_reuses_records_but_not_a_running_jobs() -> None:
-    text = recorded("bjobs-l-a-u-all.txt")
-    reader = parsing.BjobsReader()
+    long = recorded("bjobs-l-a-u-all.txt")
+    text = with_wide_listing(long)
+    reader = BjobsReader()
     first = reader.parse(text, NOW)
-    assert first == parsing.parse_jobs(text, NOW)
+    assert first == parsing.parse_jobs(long, NOW)
     later = NOW + timedelta(seconds=30)
     again = reader.parse(text, later)
-    assert again == parsing.parse_jobs(text, later)
+    assert again == parsing.parse_jobs(long, later)
     for old, new in zip(first, again, strict=True):
         runs = old.start_time is not None and old.end_time is None
         # A running job's elapsed time counts on; every other record is the same object.
