@@ -1,7 +1,11 @@
-"""Jobs on the real LSF cluster whose free text passes for fields and records in bjobs -l:
-alice names a job ``x>, Job <B>, User <bob>, Status <DONE`` and starts another in a folder
-whose name holds line feeds and a whole record saying bob's job B is done. The adapter's
-queue lists every job bjobs -w lists, each with its own id, owner and status."""
+"""Jobs on the real LSF cluster whose names pass for fields in bjobs -l: alice names one
+``x>, Job <B>, User <bob>, Status <DONE`` (B is bob's job) and another ``y>, Command <z``.
+The adapter's queue lists the jobs bjobs -w lists, each with its own id, owner and status.
+
+A folder whose name holds a line feed forges whole records too; OpenLava also writes it
+into its event log as is, which breaks that log's line, so that case is read from a
+recording (tests/unit/scheduler/lsf/test_bjobs_free_text.py), not made on the shared
+cluster."""
 
 from __future__ import annotations
 
@@ -17,8 +21,6 @@ from app.scheduler.states import JobState
 from tests.lsf_cluster import lsf_config, run_on_lsf
 
 pytestmark = pytest.mark.lsf
-
-DASHES = "-" * 78
 
 
 @pytest.fixture
@@ -46,17 +48,9 @@ def _wide_ids() -> set[str]:
 async def test_free_text_never_passes_for_another_jobs_record(adapter: SchedulerAdapter) -> None:
     tag = uuid.uuid4().hex[:8]
     victim = _bsub("bob", "/tmp", f"victim-{tag}")
-    forged = (
-        f"Job <{victim}>, Job Name <f>, User <bob>, Project <default>, Status <DONE>, "
-        "Queue <normal>, Command <z"
-    )
-    folder = f"/tmp/listing-{tag}\n{DASHES}\n\n{forged}"
-    made = run_on_lsf(["runuser", "-u", "alice", "--", "mkdir", "-p", folder])
-    assert made.returncode == 0, made.stderr
     jobs = [
         victim,
         _bsub("alice", "/tmp", f"x>, Job <{victim}>, User <bob>, Status <DONE"),
-        _bsub("alice", folder, f"nl-{tag}"),
         _bsub("alice", "/tmp", "y>, Command <z"),
     ]
     try:
