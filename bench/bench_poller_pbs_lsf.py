@@ -7,9 +7,10 @@ On the scheduler's dev cluster (``scripts/dev-cluster up --scheduler pbs|lsf``),
 held jobs as alice with the scheduler's own command on its head node (a few loops side by
 side, outside the portal, charged to an account only this benchmark uses), then runs poll
 cycles into a fresh PostgreSQL database: the first records the N jobs, the next ones track
-them. Baseline: the poller's own listing (``qstat -f -F json -t -x`` / ``bjobs -l -a -u
-all``) over the same SSH connection, alone. At the end the cluster is brought down with its
-state wiped and up again, so no later run sees the benchmark's jobs or their history.
+them. Baseline: the poller's own listing (``qstat -f -F json -t -x`` / ``bjobs -w`` then
+``bjobs -l``, both ``-a -u all``) over the same SSH connection, alone. At the end the
+cluster is brought down with its state wiped and up again, so no later run sees the
+benchmark's jobs or their history.
 """
 
 from __future__ import annotations

@@ -14,14 +14,12 @@ from app.models.job_templates import JobTemplate, TemplateVersion
 from app.models.jobs import Job
 
 
-def usable_by(user_id: Any, project_ids: Any) -> ColumnElement[bool]:
-    """``service.can_use`` as SQL, for someone who is not a site admin: a user id and the
-    project ids, as values or as bound parameters."""
-    projects = project_ids if isinstance(project_ids, BindParameter) else list(project_ids)
+def _usable_by(user_id: BindParameter[Any], project_ids: BindParameter[Any]) -> ColumnElement[bool]:
+    """``service.can_use`` as SQL, for someone who is not a site admin."""
     return or_(
         JobTemplate.owner_user_id == user_id,
         JobTemplate.scope == "site",
-        and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(projects)),
+        and_(JobTemplate.scope == "project", JobTemplate.project_id.in_(project_ids)),
     )
 
 
@@ -36,8 +34,8 @@ async def names(
 
 @lru_cache(maxsize=1)
 def _names_usable_query() -> Any:
-    """``names`` under ``usable_by``, built once: every job list page asks (its filter)."""
-    usable = usable_by(bindparam("user_id"), bindparam("project_ids", expanding=True))
+    """``names`` under ``_usable_by``, built once: every job list page asks (its filter)."""
+    usable = _usable_by(bindparam("user_id"), bindparam("project_ids", expanding=True))
     return select(JobTemplate.id, JobTemplate.name).where(usable).order_by(JobTemplate.name)
 
 
