@@ -102,7 +102,7 @@ async def measure(
             listing.append(seconds)
             size = len(said.text)
         alone = statistics.median(listing)
-        name = next(word for word in argv if word in ("qstat", "bjobs"))
+        name = {"pbs": "qstat", "lsf": "bjobs listing"}[config.scheduler]
         print(f"one {name} alone: {alone:.2f} s ({size / 2**20:.1f} MiB of text)")
         steady = []
         for cycle in range(cycles + 1):
