@@ -189,7 +189,7 @@ class LsfAdapter:
     ) -> list[JobInfo]:
         """The jobs' histories from one bhist call: how they ended, cancels included."""
         text = await self._listing(commands.bhist_argv(job_ids or ()), "bhist")
-        jobs = parsing.parse_jobs(text, datetime.now(UTC))
+        jobs = bjobs.parse_history(text, datetime.now(UTC))
         if since is None:
             return jobs
         return [j for j in jobs if (j.end_time or j.submit_time or since) >= since]

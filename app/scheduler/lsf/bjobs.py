@@ -1,4 +1,5 @@
-"""The poller's reading of ``bjobs_argv``: the wide listing vouches for the long form.
+"""The poller's readings of ``bjobs_argv`` and ``bhist_argv``: the wide listing vouches for
+the long form.
 
 bjobs -l prints a job's name and folder as they are, and both are the user's to choose: a
 name like ``x>, Job <28`` reads as another job's id, and a folder whose name holds line
@@ -8,6 +9,7 @@ job whose first four columns LSF writes itself: id, user, status, queue. A long 
 read only if its id is listed there and no other record claims it; its user and queue are
 the listing's. A listed job whose record is missing or claimed twice is known by the
 listing alone, so forging another job's record can hide its details, never change them.
+bhist's wide listing (id, user) vouches the same way for histories.
 """
 
 from __future__ import annotations
@@ -78,8 +80,29 @@ class BjobsReader:
         self._last = kept
         read = {info.job_id for info in jobs}
         jobs += [_listed_only(job_id, job) for job_id, job in listed.items() if job_id not in read]
-        _report(claims, listed)
+        _report("bjobs", claims, set(listed))
         return jobs
+
+
+def parse_history(text: str, now: datetime) -> list[JobInfo]:
+    """``bhist_argv``'s output: the long records its wide listing vouches for, each with the
+    listing's user. A job whose record is claimed twice is left out (the history has no
+    status to know it by); the poller asks again at its next cycle."""
+    wide, _, long = text.partition(LISTING_BREAK)
+    users = {}
+    for line in wide.split("\n"):
+        columns = line.split(None, 2)
+        if len(columns) >= 2 and _ID.fullmatch(columns[0]):
+            users[columns[0]] = columns[1]
+    chunks = [(_first_id(chunk), chunk) for chunk in long_form.chunks(long)]
+    claims = Counter(job_id for job_id, _ in chunks)
+    jobs = []
+    for job_id, chunk in chunks:
+        if job_id in users and claims[job_id] == 1:
+            info = job_info(long_form.record(chunk, now), now)
+            jobs.append(info if info.user == users[job_id] else replace(info, user=users[job_id]))
+    _report("bhist", claims, set(users))
+    return jobs
 
 
 def _first_id(chunk: str) -> str:
@@ -108,12 +131,13 @@ def _listed_only(job_id: str, job: Listed) -> JobInfo:
     )
 
 
-def _report(claims: Counter[str], listed: dict[str, Listed]) -> None:
+def _report(command: str, claims: Counter[str], listed: set[str]) -> None:
     doubled = sorted(job_id for job_id, count in claims.items() if count > 1)
     unlisted = sorted(job_id for job_id in claims if job_id not in listed)
     if doubled or unlisted:
         logger.warning(
-            "bjobs: records claimed twice %s and records of jobs not listed %s left out",
+            "%s: records claimed twice %s and records of jobs not listed %s left out",
+            command,
             doubled[:10],
             unlisted[:10],
         )

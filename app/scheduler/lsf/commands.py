@@ -183,9 +183,14 @@ def bjobs_argv() -> list[str]:
     return [*_UTC, "sh", "-c", _BJOBS_SCRIPT]
 
 
+# The same for histories; the job ids, checked, are the snippet's arguments.
+_BHIST_SCRIPT = 'bhist -w -a -u all "$@"; printf "\\036\\n"; exec bhist -l -a -u all "$@"'
+
+
 def bhist_argv(job_ids: Sequence[str] = ()) -> list[str]:
-    """Every user's job histories (``-a``: finished ones too), in the long form."""
-    return [*_UTC, "bhist", "-l", "-a", "-u", "all", *(check_job_id(j) for j in job_ids)]
+    """Every user's job histories (``-a``: finished ones too), or those of ``job_ids``: the
+    wide listing, ``LISTING_BREAK``, then the long form."""
+    return [*_UTC, "sh", "-c", _BHIST_SCRIPT, "bhist", *(check_job_id(j) for j in job_ids)]
 
 
 def bkill_argv(job_ids: Sequence[str]) -> list[str]:

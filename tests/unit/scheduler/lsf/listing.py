@@ -1,5 +1,6 @@
-"""bjobs_argv's output for a recorded long form: the wide listing OpenLava would print
-first (its four columns taken from each record's header), the break, then the record."""
+"""bjobs_argv's and bhist_argv's output for a recorded long form: the wide listing OpenLava
+would print first (its columns taken from each record's header), the break, then the
+records."""
 
 from __future__ import annotations
 
@@ -20,4 +21,18 @@ def with_wide_listing(long_text: str) -> str:
     for chunk in long_form.chunks(long_text):
         header = long_form.header_fields(chunk.split("\n", 1)[0])
         rows.append(wide_row(header["Job"], header["User"], header["Status"], header["Queue"]))
+    return "\n".join(rows) + "\n" + LISTING_BREAK + long_text
+
+
+HISTORY_HEADER = (
+    "Summary of time in seconds spent in various states:\n"
+    "JOBID   USER    JOB_NAME  PEND    PSUSP   RUN     USUSP   SSUSP   UNKWN   TOTAL"
+)
+
+
+def with_history_listing(long_text: str) -> str:
+    rows = [HISTORY_HEADER]
+    for chunk in long_form.chunks(long_text):
+        header = long_form.header_fields(chunk.split("\n", 1)[0])
+        rows.append(f"{header['Job']:<7} {header['User']:<7} job       1       0       0 0 0 0 1")
     return "\n".join(rows) + "\n" + LISTING_BREAK + long_text

@@ -11,11 +11,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from app.scheduler.lsf import parsing
-from app.scheduler.lsf.bjobs import BjobsReader, wide_listing
+from app.scheduler.lsf.bjobs import BjobsReader, parse_history, wide_listing
 from app.scheduler.lsf.commands import LISTING_BREAK
 from app.scheduler.states import JobState
+from tests.unit.scheduler.lsf.listing import with_history_listing
 
-TEXT = (Path(__file__).resolve().parents[3] / "fixtures" / "lsf" / "bjobs-hostile.txt").read_text()
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "lsf"
+TEXT = (FIXTURES / "bjobs-hostile.txt").read_text()
 NOW = datetime(2026, 11, 28, 12, 30, tzinfo=UTC)
 
 
@@ -46,3 +48,31 @@ def test_a_name_holding_fields_keeps_the_jobs_own_id_user_and_status() -> None:
     # Named "y>, Command <z": the command runs from the last "Command <".
     assert by_id["36"].native_state == "PSUSP"
     assert by_id["36"].native["Command"] == "sleep 60"
+
+
+def _forged(job_id: str) -> str:
+    """A history record saying bob's job ``job_id`` completed, as a folder's name could."""
+    return "\n".join(
+        [
+            "-" * 78,
+            "",
+            f"Job <{job_id}>, Job Name <f>, User <bob>, Project <default>, Command <z>",
+            "Fri Nov 27 20:14:02: Submitted from host <lsfhead>, to Queue <normal>, CWD </tmp>;",
+            "Fri Nov 27 20:14:03: Done successfully. The CPU time used is 0.0 seconds;",
+            "",
+        ]
+    )
+
+
+def test_histories_are_vouched_for_by_bhists_wide_listing(caplog) -> None:
+    long = (FIXTURES / "bhist-l-a-u-all.txt").read_text()
+    plain = parsing.parse_jobs(long, NOW)
+    assert parse_history(with_history_listing(long), NOW) == plain
+    # A record forged for job 319 (listed) and one for job 999 (not listed), both bob's.
+    text = with_history_listing(long) + _forged("319") + _forged("999")
+    with caplog.at_level(logging.WARNING, logger="app.scheduler.lsf.bjobs"):
+        read = parse_history(text, NOW)
+    assert [job.job_id for job in read] == [job.job_id for job in plain if job.job_id != "319"]
+    assert "bob" not in {job.user for job in read}
+    said = "bhist: records claimed twice ['319'] and records of jobs not listed ['999']"
+    assert said in caplog.text

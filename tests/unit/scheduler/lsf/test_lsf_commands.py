@@ -117,8 +117,12 @@ def test_listings_cover_every_users_recent_jobs_in_utc() -> None:
         'bjobs -w -a -u all; printf "\\036\\n"; exec bjobs -l -a -u all',
     ]  # fmt: skip
     assert commands.bhist_argv(["12", "13[2]"]) == [
-        "env", "TZ=UTC", "bhist", "-l", "-a", "-u", "all", "12", "13[2]",
+        "env", "TZ=UTC", "sh", "-c",
+        'bhist -w -a -u all "$@"; printf "\\036\\n"; exec bhist -l -a -u all "$@"',
+        "bhist", "12", "13[2]",
     ]  # fmt: skip
+    with pytest.raises(InvalidSpec):
+        commands.bhist_argv(["12; rm -rf ~"])
 
 
 def test_job_actions_take_only_lsf_job_ids() -> None:
