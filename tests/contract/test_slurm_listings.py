@@ -36,7 +36,7 @@ def _forged_line(job_id: str) -> str:
     """A squeue line, in the field order the portal asks for, saying ``job_id`` of bob's
     completed: what an attacker would print if the listing were plain."""
     values = {key: "N/A" for key, _ in SQUEUE_FIELDS}
-    values.update(job_id=job_id, raw_job_id=job_id, state="COMPLETED", user="bob", name="x")
+    values.update(job_id=job_id, raw_job_id=job_id, state="COMPLETED", user="bob", name="q")
     return SEP.join(values[key] for key, _ in SQUEUE_FIELDS)
 
 
@@ -44,38 +44,43 @@ async def test_free_text_breaks_no_listing_and_forges_no_job(
     ssh_adapter: SchedulerAdapter, slurm_version: str, cleanup
 ) -> None:
     tag = uuid.uuid4().hex[:8]
-    folder = f"{run_dir_for('listings')}/in\n{SEP}folder-{tag}"
+    run_dir = run_dir_for("listings")
+    folder = f"{run_dir}/d\n{SEP}q-{tag}"
     made = run_on(slurm_version, ["runuser", "-u", ALICE, "--", "mkdir", "-p", folder])
     assert made.returncode == 0, made.stderr
-    victim = _sbatch(slurm_version, "--hold", f"--job-name=victim-{tag}", "--wrap=sleep 60")
-    cleanup.append((ssh_adapter, victim, ALICE))
-    name = f"odd{SEP}name{SEP}{tag}"
-    comment = f"c{SEP}\n{_forged_line(victim)}\n{_forged_line('99999999')}"
-    odd = _sbatch(
-        slurm_version,
-        "--hold",
-        f"--job-name={name}",
-        f"--comment={comment}",
-        f"--chdir={folder}",
-        "--wrap=sleep 60",
-    )
-    cleanup.append((ssh_adapter, odd, ALICE))
+    try:
+        victim = _sbatch(slurm_version, "--hold", f"--job-name=v-{tag}", "--wrap=sleep 60")
+        cleanup.append((ssh_adapter, victim, ALICE))
+        # No English word: other tests read alice's jobs on pages that must be all French.
+        name = f"q{SEP}z{SEP}{tag}"
+        comment = f"c{SEP}\n{_forged_line(victim)}\n{_forged_line('99999999')}"
+        odd = _sbatch(
+            slurm_version,
+            "--hold",
+            f"--job-name={name}",
+            f"--comment={comment}",
+            f"--chdir={folder}",
+            "--wrap=sleep 60",
+        )
+        cleanup.append((ssh_adapter, odd, ALICE))
 
-    listed = {info.job_id: info for info in await ssh_adapter.queue()}
-    assert listed[victim].state is JobState.QUEUED_HELD and listed[victim].user == ALICE
-    assert "99999999" not in listed
-    assert (listed[odd].name, listed[odd].work_dir) == (name, folder)
-    assert listed[odd].state is JobState.QUEUED_HELD
-    # Slurm keeps the comment as typed, or with its line feeds dropped; never a second job.
-    assert listed[odd].comment in (comment, comment.replace("\n", ""))
+        listed = {info.job_id: info for info in await ssh_adapter.queue()}
+        assert listed[victim].state is JobState.QUEUED_HELD and listed[victim].user == ALICE
+        assert "99999999" not in listed
+        assert (listed[odd].name, listed[odd].work_dir) == (name, folder)
+        assert listed[odd].state is JobState.QUEUED_HELD
+        # Slurm keeps the comment as typed, or with its line feeds dropped; never a second job.
+        assert listed[odd].comment in (comment, comment.replace("\n", ""))
 
-    await ssh_adapter.cancel([odd, victim], ALICE)
-    # slurmdbd first holds a bare record ("allocation", no folder), completed a moment later.
-    [ended] = await wait_for_accounting(
-        ssh_adapter, odd, lambda r: r.state.is_terminal and r.work_dir is not None
-    )
-    assert (ended.name, ended.work_dir, ended.state) == (name, folder, JobState.CANCELLED)
-    assert ended.comment in (comment, comment.replace("\n", ""))
-    both = {info.job_id: info for info in await ssh_adapter.accounting([odd, victim])}
-    assert set(both) == {odd, victim}
-    assert both[victim].user == ALICE and both[victim].state is JobState.CANCELLED
+        await ssh_adapter.cancel([odd, victim], ALICE)
+        # slurmdbd first holds a bare record ("allocation", no folder), completed a moment later.
+        [ended] = await wait_for_accounting(
+            ssh_adapter, odd, lambda r: r.state.is_terminal and r.work_dir is not None
+        )
+        assert (ended.name, ended.work_dir, ended.state) == (name, folder, JobState.CANCELLED)
+        assert ended.comment in (comment, comment.replace("\n", ""))
+        both = {info.job_id: info for info in await ssh_adapter.accounting([odd, victim])}
+        assert set(both) == {odd, victim}
+        assert both[victim].user == ALICE and both[victim].state is JobState.CANCELLED
+    finally:
+        run_on(slurm_version, ["rm", "-rf", "--", run_dir])
