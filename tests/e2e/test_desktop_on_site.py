@@ -115,6 +115,19 @@ def _session_processes(session_uuid: str) -> dict[int, str]:
     return found
 
 
+def _served_by_websockify(processes: dict[int, str]) -> list[int]:
+    bridges = {str(pid) for pid, command in processes.items() if "websockify" in command}
+    served = []
+    for pid in processes:
+        try:
+            parent = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+        except OSError:  # gone since it was listed
+            continue
+        if parent in bridges:
+            served.append(pid)
+    return served
+
+
 def _drop_and_reconnect(view: Any, session_uuid: str) -> None:
     view.evaluate(
         """() => { window.portalDrops = 0;
@@ -123,14 +136,15 @@ def _drop_and_reconnect(view: Any, session_uuid: str) -> None:
               window.portalDrops = 1;
           }).observe(document.documentElement, {attributes: true, attributeFilter: ['class']}); }"""
     )
-    processes = _session_processes(session_uuid)
-    bridge = next(pid for pid, command in processes.items() if "websockify" in command)
-    # websockify serves each connection in a child process of its own.
-    served = [
-        pid
-        for pid in processes
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(bridge)
-    ]
+    # websockify serves each connection in a child process of its own, forked when noVNC
+    # connects (again, after the remote resize): it is looked for until it is there.
+    deadline = time.monotonic() + 10
+    while True:
+        processes = _session_processes(session_uuid)
+        served = _served_by_websockify(processes)
+        if served or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert served, processes
     for pid in served:
         os.kill(pid, signal.SIGKILL)
