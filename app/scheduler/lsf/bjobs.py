@@ -22,13 +22,12 @@ from datetime import datetime
 
 from app.scheduler.lsf import long_form
 from app.scheduler.lsf.commands import LISTING_BREAK
-from app.scheduler.lsf.parsing import job_info
+from app.scheduler.lsf.parsing import JOB_ID, job_info
 from app.scheduler.lsf.states import state_from_lsf
 from app.scheduler.types import JobInfo
 
 logger = logging.getLogger(__name__)
 
-_ID = re.compile(r"(?P<job>\d+)(?:\[(?P<index>\d+)\])?")
 _FIRST_ID = re.compile(r"Job <([^>]*)>")
 
 
@@ -43,12 +42,18 @@ class Listed:
 
 def wide_listing(text: str) -> dict[str, Listed]:
     """bjobs -w's lines by job id; its header and anything not starting with an id skipped."""
-    listed: dict[str, Listed] = {}
+    return {row[0]: Listed(*row[1:4]) for row in _rows(text, 4)}
+
+
+def _rows(text: str, columns: int) -> list[list[str]]:
+    """The first ``columns`` columns of each line of a wide listing that starts with a job
+    id (the one after them, a job's name, may hold blanks)."""
+    rows = []
     for line in text.split("\n"):
-        columns = line.split(None, 4)
-        if len(columns) >= 4 and _ID.fullmatch(columns[0]):
-            listed[columns[0]] = Listed(columns[1], columns[2], columns[3])
-    return listed
+        row = line.split(None, columns)[:columns]
+        if len(row) == columns and JOB_ID.fullmatch(row[0]):
+            rows.append(row)
+    return rows
 
 
 class BjobsReader:
@@ -89,11 +94,7 @@ def parse_history(text: str, now: datetime) -> list[JobInfo]:
     listing's user. A job whose record is claimed twice is left out (the history has no
     status to know it by); the poller asks again at its next cycle."""
     wide, _, long = text.partition(LISTING_BREAK)
-    users = {}
-    for line in wide.split("\n"):
-        columns = line.split(None, 2)
-        if len(columns) >= 2 and _ID.fullmatch(columns[0]):
-            users[columns[0]] = columns[1]
+    users = dict(_rows(wide, 2))
     chunks = [(_first_id(chunk), chunk) for chunk in long_form.chunks(long)]
     claims = Counter(job_id for job_id, _ in chunks)
     jobs = []
@@ -117,7 +118,7 @@ def _as_listed(info: JobInfo, job: Listed) -> JobInfo:
 
 
 def _listed_only(job_id: str, job: Listed) -> JobInfo:
-    match = _ID.fullmatch(job_id)
+    match = JOB_ID.fullmatch(job_id)
     index = match["index"] if match else None
     return JobInfo(
         job_id=job_id,

@@ -28,7 +28,8 @@ from app.scheduler.lsf.states import state_from_lsf
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo, PartitionInfo, Tres
 
-_ID = re.compile(r"(?P<job>\d+)(?:\[(?P<index>\d+)\])?")
+JOB_ID = re.compile(r"(?P<job>\d+)(?:\[(?P<index>\d+)\])?")
+"""An LSF job id: ``12``, or ``12[3]`` for an array's task."""
 _EXIT = re.compile(r"Exited with exit code (\d+)")
 _SIGNAL = re.compile(r"Exited by signal (\d+)")
 _CPU = re.compile(r"The CPU time used is ([\d.]+) seconds?")
@@ -73,7 +74,7 @@ def job_info(record: LongRecord, now: datetime) -> JobInfo:
     """One record as a JobInfo (bhist's have no Status: it is read from the events)."""
     header = record.header
     facts = _facts(record.events)
-    match = _ID.fullmatch(header.get("Job", ""))
+    match = JOB_ID.fullmatch(header.get("Job", ""))
     job_id = header.get("Job", "")
     master = match["job"] if match else job_id
     index = match["index"] if match else None
