@@ -1,5 +1,8 @@
-"""Disk usage on the development clusters: what the portal shows for alice is what the
-cluster's command prints for her, and what is really in her home."""
+"""Disk usage on the development clusters: what the portal shows for dave is what the
+cluster's command prints for him, and what is really in his home.
+
+Dave's home is one no other test's jobs write into (alice's grows while other lanes run), so
+the three readings can agree."""
 
 from __future__ import annotations
 
@@ -19,15 +22,15 @@ from tests.slurm_versions import cluster_config, run_on, versions
 
 pytestmark = pytest.mark.slurm
 
-HOME = Path("/home/alice")
+HOME = Path("/home/dave")
 KNOWN_SIZE = 3 * 1024 * 1024
-# Others' jobs may write into alice's home meanwhile: a reading counts once it is stable.
+# A sign-in or a desktop viewer may still touch it: a reading counts once it is stable.
 ATTEMPTS = 5
 
 
 @pytest.fixture
 def written_file() -> Iterator[Path]:
-    """A folder of alice's holding a 3 MiB file, removed afterwards."""
+    """A folder of dave's holding a 3 MiB file, removed afterwards."""
     folder = HOME / f"portal-disk-usage-{uuid.uuid4().hex[:8]}"
     folder.mkdir()
     (folder / "data.bin").write_bytes(os.urandom(KNOWN_SIZE))
@@ -39,7 +42,7 @@ def written_file() -> Iterator[Path]:
 
 
 def in_home() -> tuple[int, int]:
-    """Bytes allocated (each file once, as du) and entries (as find) under alice's home."""
+    """Bytes allocated (each file once, as du) and entries (as find) under dave's home."""
     seen: set[int] = set()
     allocated = entries = 0
     for root, folders, files in os.walk(HOME):
@@ -57,24 +60,24 @@ def in_home() -> tuple[int, int]:
 
 
 def printed_home_row(version: str) -> str:
-    """The /home row of the command, run as alice where that version's login host is."""
-    argv = ["runuser", "-u", "alice", "--", "/usr/local/bin/diskusage_report"]
+    """The /home row of the command, run as dave where that version's login host is."""
+    argv = ["runuser", "-u", "dave", "--", "/usr/local/bin/diskusage_report"]
     result = run_on(version, argv, check=True)
-    return next(line for line in result.stdout.splitlines() if "/home (user alice)" in line)
+    return next(line for line in result.stdout.splitlines() if "/home (user dave)" in line)
 
 
 @pytest.mark.parametrize("slurm_version", versions())
-async def test_alices_figures_are_what_is_in_her_home_and_what_the_command_prints(
+async def test_daves_figures_are_what_is_in_his_home_and_what_the_command_prints(
     slurm_version: str, written_file: Path
 ) -> None:
     config = cluster_config(slurm_version)
     registry = SchedulerRegistry({config.name: config})
-    alice = Actor(user_id=1, login="alice", cluster_usernames={config.name: "alice"})
+    dave = Actor(user_id=1, login="dave", cluster_usernames={config.name: "dave"})
     service = DiskUsageService(registry, cache_seconds=0)
     try:
         for _ in range(ATTEMPTS):
             before = in_home(), printed_home_row(slurm_version)
-            shown = await service.disk_usage(alice, config.name)
+            shown = await service.disk_usage(dave, config.name)
             if (in_home(), printed_home_row(slurm_version)) == before:
                 break
     finally:
