@@ -68,11 +68,13 @@ class RestTransport:
         *,
         timeout: float = 30.0,
         client: httpx.AsyncClient | None = None,
+        version: str | None = None,
     ) -> None:
         self.config = config
         self.tokens = RestTokens(config)
         self._client = client or httpx.AsyncClient(base_url=config.rest_url, timeout=timeout)
-        self._version: str | None = None
+        # None: discovered on first use; an API version here is spoken without asking.
+        self._version: str | None = version
 
     async def version(self) -> str:
         """The newest API version both slurmrestd and this library speak.
@@ -203,10 +205,13 @@ def read_response(response: httpx.Response) -> dict[str, Any]:
         raise SchedulerUnavailable(f"slurmrestd returned HTTP {response.status_code}")
     errors = [e for e in payload.get("errors", []) if isinstance(e, dict)]
     errors += status_errors(payload)
+    # Slurm accepted the request but said something about it (an ignored field, a deprecated
+    # option): kept in the log with the request it belongs to. A read's warnings ("Zero jobs
+    # to dump", "No job changes since …") come every poll cycle and ask nothing of anyone.
+    level = logging.DEBUG if response.request.method == "GET" else logging.WARNING
     for text in warning_texts(payload):
-        # Slurm accepted the request but said something about it (an ignored field, a
-        # deprecated option): kept in the log with the request it belongs to.
-        log.warning(
+        log.log(
+            level,
             "slurmrestd warning for %s %s: %s",
             response.request.method,
             response.request.url.path,

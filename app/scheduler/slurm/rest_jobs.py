@@ -7,12 +7,14 @@ and warnings) and every job record through the one canonical mapping in ``rest_p
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from app.scheduler.errors import RejectKind, SubmitRejected
 from app.scheduler.slurm.commands import check_job_ids
 from app.scheduler.slurm.rest import RestRequestFailed, RestTransport
-from app.scheduler.slurm.rest_parsing import job_from_rest, submit_payload
+from app.scheduler.slurm.rest_parsing import submit_payload
+from app.scheduler.slurm.rest_queue import RestQueue
 from app.scheduler.slurm.rest_versions import API_VERSIONS, reports_cancel_failures, upgrade_ping
 from app.scheduler.types import JobInfo, JobSpec
 
@@ -25,6 +27,7 @@ class RestJobs:
 
     def __init__(self, transport: RestTransport) -> None:
         self.transport = transport
+        self.listing = RestQueue()
 
     async def submit(self, spec: JobSpec, as_user: str) -> str:
         """Submit as ``as_user``; the job id, or SubmitRejected in Slurm's words."""
@@ -43,10 +46,13 @@ class RestJobs:
         return str(job_id)
 
     async def queue(self) -> list[JobInfo]:
-        """Every job slurmctld holds, from one ``GET jobs``."""
+        """Every job slurmctld holds, from one ``GET jobs`` (empty when none changed)."""
         version = await self.transport.version()
-        payload = await self.transport.call("GET", "jobs")
-        return [job_from_rest(job, version) for job in payload.get("jobs", [])]
+
+        async def fetch(query: Mapping[str, str] | None) -> dict[str, Any]:
+            return await self.transport.call("GET", "jobs", params=query)
+
+        return await self.listing.read(fetch, version)
 
     async def cancel(self, job_ids: Sequence[str], as_user: str) -> None:
         """DELETE each job as the user; a refusal inside a 200 answer is a failure too."""

@@ -9,11 +9,13 @@ What changed, as observed on real Slurm 22.05, 24.11 and 26.05 output:
 - v0.0.38 → v0.0.40 (23.11): integers became number objects ``{"set", "infinite", "number"}``;
   ``job_state`` became a list of the state and its flags; the raw wait status in
   ``exit_code`` became ``{"status": [...], "return_code": {...}, "signal": {...}}``; a ping
-  says ``pinged`` instead of ``ping``; submit bodies take the environment as ``K=V`` strings.
+  says ``pinged`` instead of ``ping``; submit bodies take the environment as ``K=V`` strings;
+  a job listing carries ``last_update``.
 - v0.0.40 → v0.0.41: nothing this library reads.
 - v0.0.41 → v0.0.42: a ping says ``responding`` (a boolean) beside ``pinged``; a DELETE
   reports each job's failure in ``status[]`` (v0.0.40 and v0.0.41 answer 200 and say
-  nothing when an unknown or another user's job was not cancelled).
+  nothing when an unknown or another user's job was not cancelled); ``update_time`` may be
+  an epoch.
 - v0.0.42 → v0.0.43: jobs carry ``stdout_expanded`` / ``stderr_expanded``.
 - v0.0.43 → v0.0.44 → v0.0.45: nothing this library reads (v0.0.45 drops ``pinged``; the
   canonical ping is read from ``responding``).
@@ -171,3 +173,19 @@ def upgrade_job(job: Mapping[str, Any], version: str) -> Job:
 def upgrade_ping(ping: Mapping[str, Any], version: str) -> Job:
     """A ``/slurm/<version>/ping`` entry in the canonical shape."""
     return _upgrade(ping, version, _PING_STEPS)
+
+
+def update_time_form(version: str) -> str | None:
+    """How this API takes ``update_time`` on ``GET jobs``: ``"epoch"``, ``"relative"`` or None.
+
+    Observed on 24.11 and 26.05: v0.0.42+ take an epoch (the listing's own ``last_update``);
+    v0.0.40 and v0.0.41 refuse one ("Parsing of … for timestamp failed", 422) but take Slurm's
+    time forms, e.g. ``now-12``; v0.0.38 takes neither form and its listings carry no
+    ``last_update`` to ask with.
+    """
+    if version in _RELATIVE_UPDATE_TIME:
+        return "relative"
+    return None if version == "v0.0.38" else "epoch"
+
+
+_RELATIVE_UPDATE_TIME = frozenset({"v0.0.40", "v0.0.41"})
