@@ -18,7 +18,7 @@ from app.models.projects import Project
 from app.poller.cycle import poll_cluster_once
 from app.poller.reconcile import Grace
 from app.scheduler.base import SchedulerAdapter
-from app.scheduler.config import load_clusters
+from app.scheduler.config import Transport, load_clusters
 from app.scheduler.registry import build_adapter
 from app.users.actor import Actor
 from tests.factories import add_member, as_actor, make_project, make_user
@@ -100,11 +100,15 @@ async def portal(
 
 
 async def open_portal(
-    sessionmaker: async_sessionmaker[AsyncSession], version: str, login: str = "alice"
+    sessionmaker: async_sessionmaker[AsyncSession],
+    version: str,
+    login: str = "alice",
+    *,
+    transport: Transport = "ssh",
 ) -> Portal:
     """A portal on ``version``'s cluster whose user ``login`` is alice there, in physics."""
     config = cluster_config(version)
-    adapter = build_adapter(config, "ssh")
+    adapter = build_adapter(config, transport)
     cluster = config.name
     async with sessionmaker() as session:
         project = await make_project(session, "Physics", slurm_account="physics", cluster=cluster)
