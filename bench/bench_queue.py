@@ -9,6 +9,7 @@ Usage: .venv/bin/python bench/bench_queue.py [TASKS] [--separate]   (as root, cl
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import sys
 import time
@@ -113,7 +114,8 @@ async def submit_array(ssh: SlurmAdapter, tasks: int) -> list[str]:
 
 async def main(tasks: int, separate: bool) -> None:
     config = next(iter(load_clusters("/var/lib/hpcportal-dev/clusters.toml").values()))
-    ssh, rest = build_adapter(config, "ssh"), build_adapter(config, "rest")
+    ssh = build_adapter(config, "ssh")
+    rest = build_adapter(dataclasses.replace(config, queue_reads="rest"), "rest")
     # Open the pooled connection and discover the REST version before timing anything.
     await ssh.ping()
     await rest.ping()

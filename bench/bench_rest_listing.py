@@ -6,11 +6,12 @@ where a job changed between cycles.
 
 Submits N held jobs as alice with plain sbatch on that version's cluster (a few loops side by
 side), then times ``RestJobs.queue()`` in rounds, the three cases one after another in each
-round, for the newest API the library speaks and the oldest the server offers (24.11: v0.0.42,
-asked with the listing's ``last_update``, and v0.0.40, asked with ``now-N``). Prints medians
-and ratios to the full listing, and how much slurmrestd's memory grew; everything is
-cancelled at the end. slurmrestd 24.11 keeps about 1 GB more after each full listing of
-10,000 jobs, so larger queues here risk exhausting the machine's memory.
+round and squeue over SSH (the SSH adapter's ``queue()``) after the change, for the newest API
+the library speaks and the oldest the server offers (24.11: v0.0.42, asked with the listing's
+``last_update``, and v0.0.40, asked with ``now-N``). Prints medians and ratios to the full
+listing, and how much slurmrestd's memory grew; everything is cancelled at the end.
+slurmrestd 24.11 kept about 1 GB more after each full listing of 10,000 jobs, so larger
+queues here risk exhausting the machine's memory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from app.scheduler.config import ClusterConfig, load_clusters
+from app.scheduler.registry import build_adapter
 from app.scheduler.slurm.rest import RestTransport
 from app.scheduler.slurm.rest_jobs import RestJobs
 from app.scheduler.slurm.rest_queue import RestQueue
@@ -36,7 +38,7 @@ LOOPS = 4
 # change in the second of a listing (or, asked with "now-N", within the slack and one second
 # before its request) a change after it, so a read right after a change makes the next
 # question come back changed too.
-SETTLE = 4.0
+SETTLE = 5.0
 APIS = {"24.11": ("v0.0.42", "v0.0.40"), "26.05": ("v0.0.45", "v0.0.42")}
 
 
@@ -104,11 +106,13 @@ async def measure(
     full = RestJobs(RestTransport(config, version=api, timeout=120))
     full.listing = RestQueue(full_read_seconds=0)
     asking = RestJobs(RestTransport(config, version=api, timeout=120))
-    times: dict[str, list[float]] = {"full": [], "quiet": [], "changed": []}
+    squeue = build_adapter(config, "ssh")
+    times: dict[str, list[float]] = {"full": [], "quiet": [], "changed": [], "squeue": []}
     rss_before = slurmrestd_rss_mb(config)
     try:
         listed = len(await full.queue())
         await asking.queue()
+        await squeue.queue()
         for round_no in range(rounds):
             times["full"].append(await timed(full.queue))
             await asyncio.sleep(SETTLE)
@@ -116,13 +120,20 @@ async def measure(
             change_one(version, ids[round_no % len(ids)], round_no)
             await asyncio.sleep(SETTLE)
             times["changed"].append(await timed(asking.queue))
+            times["squeue"].append(await timed(squeue.queue))
     finally:
         await full.transport.close()
         await asking.transport.close()
+        await squeue.close()
     base = statistics.median(times["full"])
     print(f"{api} ({listed} jobs listed, {rounds} rounds, medians):")
     print(f"  full listing every cycle      {base * 1000:9.1f} ms   1.000x")
-    for case, label in (("quiet", "asked, nothing changed"), ("changed", "asked, one job changed")):
+    cases = (
+        ("quiet", "asked, nothing changed"),
+        ("changed", "asked, one job changed"),
+        ("squeue", "squeue over SSH, one changed"),
+    )
+    for case, label in cases:
         median = statistics.median(times[case])
         print(f"  {label:29s} {median * 1000:9.1f} ms   {median / base:.3f}x")
     print(f"  answered unchanged: {asking.listing.unchanged_answers} of {rounds} quiet reads")

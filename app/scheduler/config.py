@@ -62,6 +62,9 @@ class ClusterConfig:
     file_roots: tuple[str, ...] = ()
     compute_access: ComputeAccess = "direct"
     scheduler: SchedulerName = "slurm"
+    # How the poller lists the queue: squeue over SSH, or slurmrestd (transport "rest" only;
+    # ADR 0036 measures both).
+    queue_reads: Transport = "ssh"
 
     @property
     def browse_roots(self) -> tuple[str, ...]:
@@ -122,6 +125,7 @@ class _ClusterEntry(BaseModel):
     file_roots: tuple[str, ...] = ()
     compute_access: ComputeAccess = "direct"
     scheduler: SchedulerName = "slurm"
+    queue_reads: Transport = "ssh"
 
     @field_validator("disk_usage_command", mode="before")
     @classmethod
@@ -135,6 +139,8 @@ class _ClusterEntry(BaseModel):
     def _consistent(self) -> _ClusterEntry:
         if self.transport == "rest" and not (self.rest_url and self.jwt_key):
             raise ValueError("rest transport needs rest_url and jwt_key")
+        if self.queue_reads == "rest" and self.transport != "rest":
+            raise ValueError('queue_reads = "rest" needs transport = "rest"')
         if self.transport == "rest" and self.scheduler != "slurm":
             raise ValueError(f'{self.scheduler} has no REST API the portal uses: transport = "ssh"')
         if not all(root.startswith("/") for root in self.log_roots):
@@ -189,6 +195,7 @@ def cluster_from_mapping(name: str, raw: Mapping[str, Any]) -> ClusterConfig:
         file_roots=entry.file_roots,
         compute_access=entry.compute_access,
         scheduler=entry.scheduler,
+        queue_reads=entry.queue_reads,
     )
 
 

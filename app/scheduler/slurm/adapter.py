@@ -1,7 +1,9 @@
 """SlurmAdapter: the scheduler interface on top of the SSH and (optionally) REST transports.
 
 Submissions and job actions run as the user. Listings run as the service identity. On
-REST clusters, submit/cancel/queue go through slurmrestd; accounting, log reads and
+REST clusters, submit/cancel go through slurmrestd; the queue is listed with squeue over SSH
+unless the cluster's ``queue_reads`` is "rest" (squeue with its record reuse costs a thirtieth
+of slurmrestd's listing when anything changed: ADR 0036); accounting, log reads and
 preflight still use SSH, because dbv0.0.38 misreports exit codes and files are only
 reachable on the login host.
 """
@@ -236,8 +238,9 @@ class SlurmAdapter:
         return [("submission", classify_sbatch_error(raw).message)], raw
 
     async def queue(self) -> list[JobInfo]:
-        """Every job in slurmctld's memory, from one squeue (or one REST) call."""
-        if self.rest_jobs is not None:
+        """Every job in slurmctld's memory, from one squeue (or, where the cluster's
+        ``queue_reads`` says so, one slurmrestd) call."""
+        if self.rest_jobs is not None and self.config.queue_reads == "rest":
             return await self.rest_jobs.queue()
         marks = self._queue_reader.marks
         stdin = commands.squeue_format(marks.field, marks.end) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -105,9 +106,10 @@ async def open_portal(
     login: str = "alice",
     *,
     transport: Transport = "ssh",
+    queue_reads: Transport = "ssh",
 ) -> Portal:
     """A portal on ``version``'s cluster whose user ``login`` is alice there, in physics."""
-    config = cluster_config(version)
+    config = dataclasses.replace(cluster_config(version), queue_reads=queue_reads)
     adapter = build_adapter(config, transport)
     cluster = config.name
     async with sessionmaker() as session:

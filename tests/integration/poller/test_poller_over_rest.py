@@ -1,5 +1,6 @@
-"""Poll cycles through slurmrestd on every Slurm version: the job list asks slurmctld whether
-any job changed (ADR 0036), and the poller still follows every job to its end."""
+"""Poll cycles listing the queue through slurmrestd (``queue_reads = "rest"``) on every Slurm
+version: the job list asks slurmctld whether any job changed (ADR 0036), and the poller still
+follows every job to its end."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ QUIET_WITHIN = 60.0
 async def portal(
     sessionmaker: async_sessionmaker[AsyncSession], slurm_version: str
 ) -> AsyncIterator[Portal]:
-    opened = await open_portal(sessionmaker, slurm_version, transport="rest")
+    opened = await open_portal(sessionmaker, slurm_version, transport="rest", queue_reads="rest")
     yield opened
     await close_portal(opened)
 

@@ -34,6 +34,13 @@ def test_clusters_file_is_loaded(tmp_path: Path) -> None:
     assert config.forbidden_users == {"root", "slurm"}
     assert config.compute_access == "direct"
     assert config.scheduler == "slurm"
+    assert config.queue_reads == "ssh"
+
+
+def test_the_queue_may_be_listed_through_slurmrestd(tmp_path: Path) -> None:
+    path = tmp_path / "clusters.toml"
+    path.write_text(TOML + 'queue_reads = "rest"\n')
+    assert load_clusters(path)["one"].queue_reads == "rest"
 
 
 def test_compute_nodes_may_be_reached_through_the_login_node(tmp_path: Path) -> None:
@@ -51,6 +58,8 @@ def test_compute_nodes_may_be_reached_through_the_login_node(tmp_path: Path) -> 
         ('log_roots = ["/home"]', 'log_roots = ["home"]'),
         ('log_roots = ["/home"]', 'log_roots = ["/home"]\ncompute_access = "through-login"'),
         ('log_roots = ["/home"]', 'log_roots = ["/home"]\nscheduler = "sge"'),
+        # Listing through slurmrestd needs its transport.
+        ('transport = "rest"', 'transport = "ssh"\nqueue_reads = "rest"'),
         # OpenLava (LSF) has no REST service to reach.
         ('log_roots = ["/home"]', 'log_roots = ["/home"]\nscheduler = "lsf"'),
     ],
