@@ -19,7 +19,7 @@ from tests.integration.poller.conftest import Portal, close_portal, open_portal
 
 pytestmark = pytest.mark.slurm
 
-QUIET_WITHIN = 60.0
+QUIET_WITHIN = 120.0
 
 
 @pytest.fixture
