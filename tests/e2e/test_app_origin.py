@@ -34,6 +34,7 @@ from app.models.users import User
 from app.security import CONTENT_SECURITY_POLICY
 from tests.e2e.conftest import LiveServer
 from tests.e2e.hostile_app import PLANTED
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 from tests.portal import ROOT, START_TIMEOUT, PortalProcess, free_port, wait_for
 
@@ -162,7 +163,7 @@ def test_an_app_page_cannot_read_call_mint_or_plant_on_the_portal(
 
     page.goto(f"/apps/sessions/{hostile_portal.session_uuid}/lab")
     page.wait_for_function("document.title === 'done'", timeout=30_000)
-    page.screenshot(path=screenshots / "app-origin-hostile-app.png", full_page=True)
+    shot(page, screenshots, "app-origin-hostile-app")
     results = json.loads(page.locator("#results").inner_text())
     (screenshots / "app-origin-hostile-app.json").write_text(json.dumps(results, indent=1))
 
@@ -192,5 +193,5 @@ def test_an_app_page_cannot_read_call_mint_or_plant_on_the_portal(
     assert answer is not None and answer.url.endswith("/settings/tokens"), "still signed in"
     assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     assert page.get_by_text("stolen-by-app").count() == 0
-    page.screenshot(path=screenshots / "app-origin-portal-after.png", full_page=True)
+    shot(page, screenshots, "app-origin-portal-after")
     context.close()

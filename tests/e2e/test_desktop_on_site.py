@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 
 from tests.dev_apps import wait_for_jupyterlab
 from tests.e2e.conftest import LiveServer
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 from tests.e2e.test_jupyterlab_on_site import (  # noqa: F401 - fixtures
     compute_network_cut,
@@ -195,7 +196,7 @@ def test_a_desktop_through_the_login_node_a_viewer_who_cannot_type_and_nothing_l
     owner.wait_for_timeout(4_000)
     size = _canvas(owner).evaluate("canvas => [canvas.width, canvas.height]")
     assert size == [WINDOW["width"], WINDOW["height"]]
-    owner.screenshot(path=screenshots / "desktop-site-xfce.png")
+    shot(owner, screenshots, "desktop-site-xfce", full_page=False)
 
     # A terminal (XFCE's Ctrl+Alt+T), typed into: the command's file appears on the node.
     typed, not_typed = typed_files
@@ -206,7 +207,7 @@ def test_a_desktop_through_the_login_node_a_viewer_who_cannot_type_and_nothing_l
     deadline = time.monotonic() + 30
     while not typed.exists() and time.monotonic() < deadline:
         time.sleep(0.5)
-    owner.screenshot(path=screenshots / "desktop-site-terminal.png")
+    shot(owner, screenshots, "desktop-site-terminal", full_page=False)
     assert typed.read_text().strip() in ("sitenode1", "sitenode2")
 
     # A dropped connection: the node's websockify process serving this browser is killed, and
@@ -229,7 +230,7 @@ def test_a_desktop_through_the_login_node_a_viewer_who_cannot_type_and_nothing_l
     viewer = watching.value
     _wait_for_frame(viewer)
     viewer.wait_for_timeout(2_000)
-    viewer.screenshot(path=screenshots / "desktop-site-viewer.png")
+    shot(viewer, screenshots, "desktop-site-viewer", full_page=False)
     assert _screens_agree(owner, viewer) > 0.9
     _type_in(viewer, f"hostname > {not_typed}")
     viewer.wait_for_timeout(3_000)

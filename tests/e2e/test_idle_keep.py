@@ -19,6 +19,7 @@ from app.models.jobs import Job
 from app.models.projects import Project
 from app.models.users import User
 from tests.e2e.conftest import LiveServer
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 
 pytestmark = pytest.mark.browser
@@ -75,7 +76,7 @@ def test_keep_it_clears_the_idle_warning(
     page.goto("/apps")
     row = page.locator(f"#session-{session_id}")
     expect(row.locator(".idle-warning")).to_contain_text("This session has been idle since")
-    page.screenshot(path=str(screenshots / "apps-idle-warning.png"), full_page=True)
+    shot(page, screenshots, "apps-idle-warning")
 
     keep = row.get_by_role("button", name="Keep it (JupyterLab)")
     keep.focus()

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.shots import shot
+
 pytestmark = [pytest.mark.browser, pytest.mark.slurm, pytest.mark.slow]
 
 JOB_DEADLINE = 120.0
@@ -63,10 +65,6 @@ def watch_labels(locator: Any, until: str, deadline: float = JOB_DEADLINE) -> li
             return seen
         time.sleep(0.1)
     raise AssertionError(f"never reached {until!r}; saw {seen}")
-
-
-def shot(page: Any, screenshots: Path, name: str) -> None:
-    page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
 
 
 def test_alice_submits_watches_reads_live_output_and_cancels(page: Any, screenshots: Path) -> None:

@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 from tests.dev_apps import wait_for_jupyterlab
 from tests.e2e.conftest import LiveServer
 from tests.e2e.notebook import run_cell
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 from tests.slurm_versions import HOST_VERSION
 
@@ -34,7 +35,7 @@ def _launch(page: Any, screenshots: Path) -> None:
     page.fill("#cores", "1")
     page.fill("#memory_gb", "1")
     page.fill("#time_minutes", "30")
-    page.screenshot(path=screenshots / "apps-launch-form.png", full_page=True)
+    shot(page, screenshots, "apps-launch-form")
     page.get_by_role("button", name="Launch").click()
     page.wait_for_url(re.compile(r".*/apps$"))
     expect(page.locator("#sessions-table .session-state").first).to_have_text(
@@ -61,7 +62,7 @@ def test_alice_runs_a_notebook_cell_in_jupyterlab_through_the_portal(
     _launch(page, screenshots)
     connect = page.get_by_role("link", name="Connect")
     expect(connect).to_be_visible(timeout=START_DEADLINE_MS)
-    page.screenshot(path=screenshots / "apps-session-running.png", full_page=True)
+    shot(page, screenshots, "apps-session-running")
     session_url = connect.get_attribute("href")
     slurm_job = page.locator("#sessions-table td a").first.inner_text().strip()
     with alice.expect_page() as opened:
@@ -70,7 +71,7 @@ def test_alice_runs_a_notebook_cell_in_jupyterlab_through_the_portal(
     try:
         assert run_cell(lab, "print(6*7)", NOTEBOOK_DEADLINE_MS) == "42"
     finally:
-        lab.screenshot(path=screenshots / "jupyterlab-notebook.png")
+        shot(lab, screenshots, "jupyterlab-notebook", full_page=False)
     # The app has an origin of its own, never the portal's.
     lab_url = urlsplit(lab.url)
     assert re.fullmatch(r"s-[0-9a-f]{32}\.apps\.localhost", lab_url.hostname or "")
@@ -91,7 +92,7 @@ def test_alice_runs_a_notebook_cell_in_jupyterlab_through_the_portal(
     state = page.locator("#sessions-table .session-state").first
     # From the click on, never "Running" again; then ended by its owner, not "Cancelled".
     expect(state).to_have_text(re.compile("Ending…|Ended by you"), timeout=15_000)
-    page.screenshot(path=screenshots / "apps-session-ending.png", full_page=True)
+    shot(page, screenshots, "apps-session-ending")
     expect(state).to_have_text("Ended by you", timeout=60_000)
     assert "anything not saved is lost" in asked[0]
     expect(page.get_by_role("link", name="Relaunch")).to_be_visible()
@@ -101,15 +102,15 @@ def test_alice_runs_a_notebook_cell_in_jupyterlab_through_the_portal(
     expect(lab.get_by_role("link", name="Relaunch with the same values")).to_have_attribute(
         "href", re.compile(rf"^{re.escape(live_server.base_url)}/apps/jupyterlab\?relaunch=\d+$")
     )
-    lab.screenshot(path=screenshots / "jupyterlab-tab-after-end.png")
+    shot(lab, screenshots, "jupyterlab-tab-after-end", full_page=False)
     lab.close()
     deadline = time.monotonic() + 30
     while _slurm_job_state(slurm_job) and time.monotonic() < deadline:
         time.sleep(1)
     assert _slurm_job_state(slurm_job) == ""
-    page.screenshot(path=screenshots / "apps-session-ended.png", full_page=True)
+    shot(page, screenshots, "apps-session-ended")
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto("/apps/jupyterlab")
     assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
-    page.screenshot(path=screenshots / "apps-launch-phone.png", full_page=True)
+    shot(page, screenshots, "apps-launch-phone")
     alice.close()

@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 from tests.dev_apps import wait_for_jupyterlab
 from tests.e2e.conftest import LiveServer
 from tests.e2e.notebook import run_cell
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 from tests.portal import PortalProcess, seeded_database
 from tests.slurm_versions import (
@@ -104,14 +105,14 @@ def test_jupyterlab_on_the_second_compute_node_through_the_login_node(
     page.wait_for_url(re.compile(r".*/apps$"))
     connect = page.get_by_role("link", name="Connect")
     expect(connect).to_be_visible(timeout=START_DEADLINE_MS)
-    page.screenshot(path=screenshots / "apps-site-session-running.png", full_page=True)
+    shot(page, screenshots, "apps-site-session-running")
     with alice.expect_page() as opened:
         connect.click()
     lab = opened.value
     try:
         where = run_cell(lab, "import socket; print(socket.gethostname())", NOTEBOOK_DEADLINE_MS)
     finally:
-        lab.screenshot(path=screenshots / "jupyterlab-site-second-node.png")
+        shot(lab, screenshots, "jupyterlab-site-second-node", full_page=False)
 
     assert where == "sitenode2"
     assert _unreachable("sitenode1") and _unreachable("sitenode2")

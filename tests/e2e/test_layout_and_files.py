@@ -24,6 +24,7 @@ from app.models.jobs import Job
 from app.models.projects import Project
 from app.models.users import User
 from tests.e2e.conftest import LiveServer
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 from tests.i18n_check import english_left
 
@@ -107,7 +108,7 @@ def _fits(page: Any, screenshots: Path, name: str) -> None:
     """Nothing scrolls sideways, every link or button of the content is within the width of
     the window, and a French page has no English, English figures or tight punctuation."""
     page.wait_for_load_state()
-    page.screenshot(path=str(screenshots / f"layout-{name}.png"), full_page=True)
+    shot(page, screenshots, f"layout-{name}")
     if name.endswith("-fr"):
         assert english_left(page.content()) == [], page.url
     widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import LiveServer
+from tests.e2e.shots import shot
 
 pytestmark = pytest.mark.browser
 
@@ -45,7 +46,7 @@ def test_alice_finds_the_nodes_she_may_use_on_desktop_and_phone(
     assert "debug, long" in row.inner_text()
     summary = page.inner_text("#nodes-summary")
     assert re.match(r"Nodes that can start a job now: \d+ of \d+, with \d+ CPUs", summary)
-    page.screenshot(path=str(screenshots / "nodes-desktop.png"), full_page=True)
+    shot(page, screenshots, "nodes-desktop")
 
     page.get_by_label("Partition").select_option("long")
     page.get_by_label("Only nodes that can start a job now").check()
@@ -62,5 +63,5 @@ def test_alice_finds_the_nodes_she_may_use_on_desktop_and_phone(
     assert phone.get_by_role("heading", name="Nœuds sur testcluster").is_visible()
     assert phone.locator("table.nodes tbody tr").count() >= 1
     assert phone.evaluate("document.scrollingElement.scrollWidth") <= 390
-    phone.screenshot(path=str(screenshots / "nodes-phone-fr.png"), full_page=True)
+    shot(phone, screenshots, "nodes-phone-fr")
     french.close()

@@ -19,6 +19,7 @@ from app.main import create_app
 from app.scheduler.fake import FakeScheduler
 from app.scheduler.types import PartitionInfo
 from app.seed import seed_demo
+from tests.e2e.shots import shot
 from tests.factories import fake_registry
 from tests.portal import free_port
 
@@ -76,12 +77,12 @@ def test_alice_previews_and_sees_inline_error(portal_url: str, browser: Any) -> 
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{portal_url}/templates")
     expect(page).to_have_url(f"{portal_url}/signin?next=%2Ftemplates")
-    page.screenshot(path=str(SCREENSHOTS / "signin.png"), full_page=True)
+    shot(page, SCREENSHOTS, "signin")
     page.get_by_label("Login").fill("alice")
     page.get_by_label("Password").fill("alice-demo")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Job templates")).to_be_visible()
-    page.screenshot(path=str(SCREENSHOTS / "templates-list.png"), full_page=True)
+    shot(page, SCREENSHOTS, "templates-list")
 
     page.get_by_role("link", name="Hello world", exact=True).click()
     page.get_by_role("link", name="Use this template").click()
@@ -94,14 +95,14 @@ def test_alice_previews_and_sees_inline_error(portal_url: str, browser: Any) -> 
         "'PORTAL_PARAM_message=typed in the browser $(id)'"
     )
     expect(page.locator("#preview-script")).to_contain_text("${PORTAL_PARAM_message}")
-    page.screenshot(path=str(SCREENSHOTS / "submit-preview.png"), full_page=True)
+    shot(page, SCREENSHOTS, "submit-preview")
 
     page.get_by_label("Time limit").fill("2:00:00")
     page.get_by_role("button", name="Submit job").click()
     error = page.locator("#time_limit-error")
     expect(error).to_have_text("Partition debug allows at most 1:00:00.")
     expect(page.get_by_label("Time limit")).to_have_attribute("aria-invalid", "true")
-    page.screenshot(path=str(SCREENSHOTS / "submit-inline-error.png"), full_page=True)
+    shot(page, SCREENSHOTS, "submit-inline-error")
 
     page.set_viewport_size({"width": 390, "height": 844})
-    page.screenshot(path=str(SCREENSHOTS / "submit-phone.png"), full_page=True)
+    shot(page, SCREENSHOTS, "submit-phone")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.shots import shot
 from tests.idp_server import IdentityProvider, portal_client, signing_key
 from tests.portal import free_port
 from tests.sso_portal import running_portal
@@ -46,12 +47,12 @@ def test_alice_signs_in_at_the_provider_and_out_again(
     page = context.new_page()
     page.goto(f"{site.portal}/dashboard")
     expect(page).to_have_url(f"{site.portal}/signin?next=%2Fdashboard")
-    page.screenshot(path=str(screenshots / "sso-portal-signin.png"), full_page=True)
+    shot(page, screenshots, "sso-portal-signin")
 
     page.get_by_role("link", name="Sign in with Test IdP").click()
     expect(page.get_by_role("heading", name="Test Identity Provider")).to_be_visible()
     assert page.url.startswith(f"{site.issuer}/interaction/")
-    page.screenshot(path=str(screenshots / "sso-provider-login.png"), full_page=True)
+    shot(page, screenshots, "sso-provider-login")
 
     page.get_by_label("Username").fill("alice")
     page.get_by_label("Password").fill("wrong")
@@ -63,7 +64,7 @@ def test_alice_signs_in_at_the_provider_and_out_again(
 
     expect(page).to_have_url(f"{site.portal}/dashboard")
     expect(page.locator(".nav-login")).to_have_text("alice")
-    page.screenshot(path=str(screenshots / "sso-portal-signed-in.png"), full_page=True)
+    shot(page, screenshots, "sso-portal-signed-in")
 
     # Signing out of the portal signs out at the provider too, which comes back to /signin.
     page.get_by_role("button", name="Sign out").click()
@@ -89,5 +90,5 @@ def test_an_answer_from_nowhere_is_a_plain_page_in_french(
     expect(page.get_by_role("alert")).to_contain_text(
         "Cette connexion n'a pas été commencée dans ce navigateur"
     )
-    page.screenshot(path=str(screenshots / "sso-refused-fr.png"), full_page=True)
+    shot(page, screenshots, "sso-refused-fr")
     context.close()

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import LiveServer
+from tests.e2e.shots import shot
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +39,7 @@ def test_token_is_shown_once_works_and_stops_working_when_revoked(
     page.get_by_label("submit", exact=True).check()
     page.get_by_role("button", name="Create token").click()
     secret = page.get_by_label("Token", exact=True).input_value()
-    page.screenshot(path=str(screenshots / "tokens-created.png"), full_page=True)
+    shot(page, screenshots, "tokens-created")
     assert secret.startswith("hpc_")
     assert _me(live_server, secret).json()["scopes"] == ["read", "submit"]
     page.goto("/settings/tokens")

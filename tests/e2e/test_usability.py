@@ -21,6 +21,7 @@ from app.models.jobs import Job
 from app.models.projects import Project
 from app.models.users import User
 from tests.e2e.conftest import LiveServer
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 
 # The dashboard's partition table comes from the real cluster's report.
@@ -158,7 +159,7 @@ def _nothing_scrolls_sideways_on_a_phone(page: Any, job_id: int, screenshots: Pa
         if path != "/dashboard":
             page.goto(path)
         widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
-        page.screenshot(path=str(screenshots / f"phone-{name}.png"), full_page=True)
+        shot(page, screenshots, f"phone-{name}")
         assert widths[0] <= widths[1], f"{path} scrolls sideways at 390 px: {widths}"
 
 

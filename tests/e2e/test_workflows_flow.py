@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from app.models.allocations import ProjectAllocation
 from app.models.projects import Project
 from tests.e2e.conftest import LiveServer
+from tests.e2e.shots import shot
 from tests.e2e.test_jobs_flow import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.slurm]
@@ -68,10 +69,10 @@ def test_a_failed_middle_step_shows_in_the_graph_with_the_waiting_steps_explanat
     steps = page.locator("#run-steps")
     expect(steps).to_contain_text("can no longer happen", timeout=90_000)
     expect(page.get_by_role("button", name="Re-run from the failed step")).to_be_visible()
-    page.screenshot(path=str(screenshots / "workflow-run-desktop.png"), full_page=True)
+    shot(page, screenshots, "workflow-run-desktop")
     page.set_viewport_size(PHONE)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    page.screenshot(path=str(screenshots / "workflow-run-phone.png"), full_page=True)
+    shot(page, screenshots, "workflow-run-phone")
     run_url = page.url
     french = browser.new_context(base_url=live_server.base_url, locale="fr-FR")
     tab = french.new_page()
@@ -79,10 +80,10 @@ def test_a_failed_middle_step_shows_in_the_graph_with_the_waiting_steps_explanat
     tab.goto(run_url)
     expect(tab.locator("#run-steps")).to_contain_text("et cela ne peut plus arriver")
     expect(tab.get_by_role("button", name="Relancer à partir de l'étape en échec")).to_be_visible()
-    tab.screenshot(path=str(screenshots / "workflow-run-fr.png"), full_page=True)
+    shot(tab, screenshots, "workflow-run-fr")
     tab.locator("#run-steps a").last.click()
     expect(tab.locator("#stuck")).to_contain_text("Soumettre à nouveau sans la dépendance")
-    tab.screenshot(path=str(screenshots / "job-stuck-fr.png"), full_page=True)
+    shot(tab, screenshots, "job-stuck-fr")
     french.close()
 
 
@@ -103,7 +104,7 @@ def test_the_allocation_page_draws_the_burndown(
     page.goto(f"/projects/{project_id}/allocation")
     expect(page.locator("svg.burndown-chart")).to_be_visible()
     expect(page.locator("#burndown-summary")).to_contain_text("of 20 CPU minutes used")
-    page.screenshot(path=str(screenshots / "allocation-desktop.png"), full_page=True)
+    shot(page, screenshots, "allocation-desktop")
     page.set_viewport_size(PHONE)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    page.screenshot(path=str(screenshots / "allocation-phone.png"), full_page=True)
+    shot(page, screenshots, "allocation-phone")
