@@ -72,33 +72,50 @@ class Outcome:
     is_permanent: bool = False
 
 
+# Ids per statement: a cycle that changes 100,000 jobs at once (a mass cancel) must not bind
+# more parameters than PostgreSQL (65,535) or SQLite (32,766) takes in one statement.
+LOOKUP_CHUNK = 1_000
+
+
+def _chunks(values: set[int]) -> list[list[int]]:
+    ordered = sorted(values)
+    return [ordered[start : start + LOOKUP_CHUNK] for start in range(0, len(ordered), LOOKUP_CHUNK)]
+
+
 async def _rules_for(
     session: AsyncSession, changes: Sequence[StateChange]
 ) -> list[NotificationRule]:
-    owners = {change.owner_user_id for change in changes}
-    jobs = {change.job_id for change in changes}
-    query = select(NotificationRule).where(
-        or_(
-            and_(NotificationRule.job_id.is_(None), NotificationRule.user_id.in_(owners)),
-            NotificationRule.job_id.in_(jobs),
-        ),
-        # A browser rule is shown by its owner's open tab (browser.changes_after), not sent.
-        NotificationRule.channel != Channel.BROWSER,
-    )
-    return list(await session.scalars(query))
+    # A browser rule is shown by its owner's open tab (browser.changes_after), not sent.
+    sent = NotificationRule.channel != Channel.BROWSER
+    conditions = [
+        and_(NotificationRule.job_id.is_(None), NotificationRule.user_id.in_(owners))
+        for owners in _chunks({change.owner_user_id for change in changes})
+    ] + [NotificationRule.job_id.in_(jobs) for jobs in _chunks({c.job_id for c in changes})]
+    rules: dict[int, NotificationRule] = {}
+    for condition in conditions:
+        for rule in await session.scalars(select(NotificationRule).where(condition, sent)):
+            rules[rule.id] = rule
+    return list(rules.values())
 
 
-def _applies(rule: NotificationRule, change: StateChange, event: str) -> bool:
-    if rule.event != event:
-        return False
-    if rule.job_id is None:
-        return rule.user_id == change.owner_user_id
-    return rule.job_id == change.job_id
+def _rules_by_target(
+    rules: Sequence[NotificationRule],
+) -> tuple[dict[int, list[NotificationRule]], dict[int, list[NotificationRule]]]:
+    """Rules on every job of a user, by user; rules on one job, by job."""
+    by_owner: dict[int, list[NotificationRule]] = {}
+    by_job: dict[int, list[NotificationRule]] = {}
+    for rule in rules:
+        if rule.job_id is None:
+            by_owner.setdefault(rule.user_id, []).append(rule)
+        else:
+            by_job.setdefault(rule.job_id, []).append(rule)
+    return by_owner, by_job
 
 
 def _outbox_rows(
     rules: Sequence[NotificationRule], changes: Sequence[StateChange], now: datetime
 ) -> list[dict[str, Any]]:
+    by_owner, by_job = _rules_by_target(rules)
     return [
         {
             "rule_id": rule.id,
@@ -115,8 +132,8 @@ def _outbox_rows(
         for event in events_for(
             change.from_state, change.to_state, has_start_time=change.has_start_time
         )
-        for rule in rules
-        if _applies(rule, change, event)
+        for rule in (*by_owner.get(change.owner_user_id, ()), *by_job.get(change.job_id, ()))
+        if rule.event == event
     ]
 
 

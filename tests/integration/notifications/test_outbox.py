@@ -247,3 +247,29 @@ async def test_changes_applied_in_chunks_all_land_with_their_events_and_notifica
     assert states == {"completed"} and events == 5
     rows = await outbox_rows(sessionmaker)
     assert sorted(r.job_id for r in rows if r.rule_id == rule.id) == sorted(j.id for j in jobs)
+
+
+async def test_a_cycle_that_changes_seventy_thousand_jobs_writes_their_notifications(
+    sessionmaker: async_sessionmaker[AsyncSession], world: World
+) -> None:
+    """More jobs than PostgreSQL (65,535) or SQLite (32,766) binds in one statement, as a
+    mass cancel of a large queue brings: the rules are found and the rows written."""
+    job = await _running_job(sessionmaker, world)
+    by_email = await add_rule(sessionmaker, world.alice, "ended")
+    by_hook = await add_rule(sessionmaker, world.alice, "failed", job=job, webhook_url="http://h/x")
+    await add_rule(sessionmaker, world.bob, "ended")
+    # carol's jobs, under ids the database never gave out: she has no rules, so only alice's
+    # job has rows.
+    others = [
+        StateChange(job.id + offset, world.carol.id, "pending", "cancelled", False)
+        for offset in range(1, 70_000)
+    ]
+    mine = StateChange(job.id, world.alice.id, "running", "failed", True)
+    async with unit_of_work(sessionmaker) as session:
+        written = await outbox.record_state_changes(session, [*others, mine])
+    rows = await outbox_rows(sessionmaker)
+    assert written == 2
+    assert {(r.rule_id, r.job_id, r.event) for r in rows} == {
+        (by_email.id, job.id, "ended"),
+        (by_hook.id, job.id, "failed"),
+    }
