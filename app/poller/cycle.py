@@ -2,8 +2,9 @@
 
 The database is touched twice, briefly: a read-only session for the tracked rows (closed
 before Slurm is called) and one transaction for the outcome. In between: one queue call,
-at most one batched accounting call for jobs that left the queue, and, only when a
-submission went unconfirmed, one accounting search by time for its UUID. The runner asks
+one batched accounting call for jobs that left the queue (one per
+``ACCOUNTING_BATCH`` of them, when more left at once), and, only when a submission went
+unconfirmed, one accounting search by time for its UUID. The runner asks
 for extra work on some cycles (``CycleWork``): one partitions call, one nodes call, one
 reservations call (maintenance windows), or one usage ingestion (one accounting call and one
 allocation-limits call, their own short transactions). ADR 0002 gives the whole budget; ADR
@@ -44,6 +45,11 @@ from app.scheduler.types import JobInfo, PartitionInfo
 logger = logging.getLogger(__name__)
 # Slurm's submit time and the portal's row time come from different clocks.
 CLOCK_SKEW_MARGIN = timedelta(minutes=5)
+# Job ids per accounting call. A command reaches the login node as one argument of its
+# shell, which Linux caps at 128 KiB: 20,000 ids failed there with "Argument list too long",
+# and a mass cancel of that many would have failed every cycle after it. 2,000 ids stay under
+# 64 KiB up to 32 characters each (PBS's carry the server's name); sacct answers them in 0.2 s.
+ACCOUNTING_BATCH = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,9 +117,9 @@ async def fetch(
     """The accounting records this cycle needs beside the queue snapshot."""
     records: list[JobInfo] = []
     wanted = accounting_ids(jobs, queue)
-    if wanted:
+    for start in range(0, len(wanted), ACCOUNTING_BATCH):
         calls.count += 1
-        records += await adapter.accounting(job_ids=wanted)
+        records += await adapter.accounting(job_ids=wanted[start : start + ACCOUNTING_BATCH])
     unconfirmed = stale_submissions(jobs, queue, now, grace)
     if unconfirmed:
         since = min(job.created_at for job in unconfirmed) - CLOCK_SKEW_MARGIN
