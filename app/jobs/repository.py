@@ -8,7 +8,20 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import Any, cast
 
-from sqlalchemy import Row, Select, Table, bindparam, case, func, or_, select, update
+from sqlalchemy import (
+    Boolean,
+    Row,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    case,
+    func,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, load_only
 from sqlalchemy.orm.attributes import set_committed_value
@@ -69,35 +82,43 @@ async def get_cluster_username(session: AsyncSession, user_id: int, cluster: str
 
 
 async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) -> list[Row[Any]]:
-    """Active jobs plus every task row of an active array, with only the deciding columns
-    (in this order: the poller unpacks them by position).
+    """Active jobs plus every task row of an active array, with only the deciding columns,
+    in this order: id, uuid, state, slurm_job_id, created_at, last_seen_at, reason, whether
+    the row is an array's parent, array_parent_id, expected_start_at (the poller's
+    ``TrackedJob`` takes them by position).
 
-    Finished tasks are included so that a task Slurm still lists is not created twice.
+    Finished tasks are included so that a task Slurm still lists is not created twice. Read
+    through the table, not the mapped class: at 100,000 rows every cycle, the ORM's loading
+    of plain column tuples cost as much as the query itself.
     """
-    active_parents = select(Job.id).where(
-        Job.cluster == cluster,
-        Job.state.in_(ACTIVE_STATES),
-        Job.array_spec.is_not(None),
-        Job.array_parent_id.is_(None),
+    jobs = Job.__table__.c
+    active_parents = select(jobs.id).where(
+        jobs.cluster == cluster,
+        jobs.state.in_(ACTIVE_STATES),
+        jobs.array_spec.is_not(None),
+        jobs.array_parent_id.is_(None),
+    )
+    is_array_parent = type_coerce(
+        and_(jobs.array_spec.is_not(None), jobs.array_parent_id.is_(None)), Boolean
     )
     query = (
         select(
-            Job.id,
-            Job.uuid,
-            Job.state,
-            Job.slurm_job_id,
-            Job.created_at,
-            Job.last_seen_at,
-            Job.reason,
-            Job.array_spec,
-            Job.array_parent_id,
-            Job.expected_start_at,
+            jobs.id,
+            jobs.uuid,
+            jobs.state,
+            jobs.slurm_job_id,
+            jobs.created_at,
+            jobs.last_seen_at,
+            jobs.reason,
+            is_array_parent,
+            jobs.array_parent_id,
+            jobs.expected_start_at,
         )
         .where(
-            Job.cluster == cluster,
-            or_(Job.state.in_(ACTIVE_STATES), Job.array_parent_id.in_(active_parents)),
+            jobs.cluster == cluster,
+            or_(jobs.state.in_(ACTIVE_STATES), jobs.array_parent_id.in_(active_parents)),
         )
-        .order_by(Job.id)
+        .order_by(jobs.id)
     )
     return list(await session.execute(query))
 
