@@ -9,7 +9,9 @@ the real poller (``python -m app.poller``) and the portal. While the poller runs
 the poller's RSS and the cycle time each cycle records, then cancels a few jobs at a time at
 random moments and asks ``GET /api/v1/jobs?state=cancelled`` every 100 ms until each one is
 listed cancelled. Baseline: one ``squeue`` of the same queue, in the poller's own format.
-Everything is cancelled at the end. Takes 10-20 minutes, mostly sbatch.
+Then alice cancels every remaining job at once (``scancel --name``), and the bench times
+until the database holds every row cancelled, counting the cycles that failed meanwhile.
+Takes 15-25 minutes, mostly sbatch.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from app.scheduler.slurm.marks import Marks
 NAME = "bench-scale"
 LOOPS = 4
 ROUNDS, PER_ROUND = 6, 20
+MASS_CANCEL_DEADLINE = 900
 
 
 def submit_held(count: int) -> list[str]:
@@ -106,11 +109,26 @@ def squeue_seconds() -> float:
 
 @dataclass
 class Watch:
-    """What the sampler saw: (updated_at, cycle seconds, calls) per cycle and RSS in MB."""
+    """What the sampler saw: (updated_at, cycle seconds, calls) per cycle and RSS in MB,
+    before the mass cancel and after it."""
 
     cycles: dict[datetime, tuple[float, int]] = field(default_factory=dict)
     rss: list[float] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)
+    mass: MassCancel | None = None
+
+
+@dataclass
+class MassCancel:
+    """Every remaining job cancelled at once: how long until all rows say so."""
+
+    jobs: int
+    since: datetime
+    cycles: dict[datetime, tuple[float, int]] = field(default_factory=dict)
+    rss: list[float] = field(default_factory=list)
+    failed_cycles: set[datetime] = field(default_factory=set)
+    scancel_seconds: float = 0.0
+    seconds: float | None = None
 
 
 async def sample(url: str, pid: int, watch: Watch, stop: asyncio.Event) -> None:
@@ -118,14 +136,19 @@ async def sample(url: str, pid: int, watch: Watch, stop: asyncio.Event) -> None:
         while not stop.is_set():
             row = await (
                 await conn.execute(
-                    "SELECT updated_at, cycle_seconds, calls_last_cycle FROM cluster_status "
-                    "WHERE cluster = %s",
+                    "SELECT updated_at, cycle_seconds, calls_last_cycle, last_error "
+                    "FROM cluster_status WHERE cluster = %s",
                     (CLUSTER,),
                 )
             ).fetchone()
-            if row is not None and row[1] is not None:
+            mass = watch.mass
+            if row is not None and row[1] is not None and mass is None:
                 watch.cycles[row[0]] = (row[1], row[2])
-            watch.rss.append(rss_mb(pid))
+            elif row is not None and row[1] is not None and mass and row[0] >= mass.since:
+                mass.cycles[row[0]] = (row[1], row[2])
+                if row[3] is not None:
+                    mass.failed_cycles.add(row[0])
+            (watch if mass is None else mass).rss.append(rss_mb(pid))
             await asyncio.sleep(0.25)
 
 
@@ -161,6 +184,47 @@ async def cancelled_ids(api: httpx.AsyncClient) -> set[int]:
         if body["next_cursor"] is None:
             return found
         params["cursor"] = body["next_cursor"]
+
+
+def cancel_as_alice() -> float:
+    """scancel until none of the bench's jobs is pending: with 100,000 of them slurmctld
+    times some requests out, and scancel leaves those jobs as they were. Its seconds."""
+    started = time.monotonic()
+    cancel = ["runuser", "-u", "alice", "--", "scancel", f"--name={NAME}"]
+    pending = ["squeue", "-h", "-u", "alice", "-t", "PD", f"--name={NAME}"]
+    for _ in range(20):
+        subprocess.run(cancel, capture_output=True, check=False)
+        if not subprocess.run(pending, capture_output=True, check=False).stdout:
+            return time.monotonic() - started
+        time.sleep(3)
+    raise RuntimeError(f"jobs named {NAME} still pending after 20 scancel")
+
+
+async def cancel_everything_at_once(url: str, poller_pid: int) -> MassCancel:
+    """alice cancels every job left at once; wait until every row says cancelled."""
+    async with await psycopg.AsyncConnection.connect(_plain(url), autocommit=True) as conn:
+
+        async def count(where: str) -> int:
+            row = await (await conn.execute(f"SELECT count(*) FROM jobs {where}")).fetchone()
+            return int(row[0]) if row else 0
+
+        total = await count("")
+        left = total - await count("WHERE state = 'cancelled'")
+        watch, stop = Watch(mass=MassCancel(jobs=left, since=datetime.now(UTC))), asyncio.Event()
+        sampler = asyncio.create_task(sample(url, poller_pid, watch, stop))
+        started = time.monotonic()
+        mass = watch.mass
+        assert mass is not None
+        mass.scancel_seconds = await asyncio.to_thread(cancel_as_alice)
+        while await count("WHERE state = 'cancelled'") < total:
+            if time.monotonic() - started > MASS_CANCEL_DEADLINE:
+                raise RuntimeError(f"rows not all cancelled {MASS_CANCEL_DEADLINE} s after scancel")
+            await asyncio.sleep(0.5)
+        mass.seconds = time.monotonic() - started
+        await asyncio.sleep(5)  # the sampler reads the last cycle's figures
+        stop.set()
+        await sampler
+        return mass
 
 
 def wait_for_empty_queue() -> None:
@@ -221,6 +285,17 @@ def report(watch: Watch, jobs: int, interval: float, squeue: list[float]) -> Non
     )
 
 
+def report_mass(mass: MassCancel) -> None:
+    seconds = sorted(cycle for cycle, _ in mass.cycles.values())
+    calls = sorted({calls for _, calls in mass.cycles.values()})
+    print(
+        f"mass cancel of {mass.jobs} jobs: scancel took {mass.scancel_seconds:.1f}s; every row "
+        f"cancelled {mass.seconds or 0:.1f}s after it started; {len(seconds)} cycles meanwhile "
+        f"(longest {seconds[-1] if seconds else 0:.1f}s, calls {calls}), "
+        f"{len(mass.failed_cycles)} failed; poller RSS max {max(mass.rss):.0f} MB"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=100_000)
@@ -241,10 +316,11 @@ def main() -> None:
         try:
             with served(url) as port:
                 watch = asyncio.run(run(url, token, port, poller.pid, ids))
+            report(watch, args.jobs, args.poll_interval, squeue)
+            report_mass(asyncio.run(cancel_everything_at_once(url, poller.pid)))
         finally:
             poller.terminate()
             poller.wait(timeout=60)
-        report(watch, args.jobs, args.poll_interval, squeue)
     finally:
         cancel_all()
 
