@@ -1,32 +1,27 @@
-"""Every query the jobs service and the poller make, under names that say what they are for."""
+"""Every query the jobs service and the poller make, under names that say what they are for;
+the poller's per-cycle reads and bulk writes are in ``app.jobs.tracking``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import (
-    Boolean,
-    Row,
     Select,
-    Table,
-    and_,
-    bindparam,
     case,
     func,
     or_,
     select,
-    type_coerce,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased, load_only
 from sqlalchemy.orm.attributes import set_committed_value
 
-from app.jobs.states import ACTIVE_STATES, TERMINAL_STATES
+from app.jobs.states import TERMINAL_STATES
 from app.models.base import utc_now
 from app.models.job_templates import TemplateVersion
 from app.models.jobs import Job, JobEvent
@@ -79,78 +74,6 @@ async def get_cluster_username(session: AsyncSession, user_id: int, cluster: str
         UserClusterAccount.user_id == user_id, UserClusterAccount.cluster == cluster
     )
     return (await session.scalars(query)).one_or_none()
-
-
-async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) -> list[Row[Any]]:
-    """Active jobs plus every task row of an active array, with only the deciding columns,
-    in this order: id, uuid, state, slurm_job_id, created_at, last_seen_at, reason, whether
-    the row is an array's parent, array_parent_id, expected_start_at (the poller's
-    ``TrackedJob`` takes them by position).
-
-    Finished tasks are included so that a task Slurm still lists is not created twice. Read
-    through the table, not the mapped class: at 100,000 rows every cycle, the ORM's loading
-    of plain column tuples cost as much as the query itself.
-    """
-    jobs = Job.__table__.c
-    active_parents = select(jobs.id).where(
-        jobs.cluster == cluster,
-        jobs.state.in_(ACTIVE_STATES),
-        jobs.array_spec.is_not(None),
-        jobs.array_parent_id.is_(None),
-    )
-    is_array_parent = type_coerce(
-        and_(jobs.array_spec.is_not(None), jobs.array_parent_id.is_(None)), Boolean
-    )
-    query = (
-        select(
-            jobs.id,
-            jobs.uuid,
-            jobs.state,
-            jobs.slurm_job_id,
-            jobs.created_at,
-            jobs.last_seen_at,
-            jobs.reason,
-            is_array_parent,
-            jobs.array_parent_id,
-            jobs.expected_start_at,
-        )
-        .where(
-            jobs.cluster == cluster,
-            or_(jobs.state.in_(ACTIVE_STATES), jobs.array_parent_id.in_(active_parents)),
-        )
-        .order_by(jobs.id)
-    )
-    return list(await session.execute(query))
-
-
-async def mark_seen(session: AsyncSession, job_ids: Sequence[int], moment: datetime) -> None:
-    """``last_seen_at`` of many rows at once, without loading them."""
-    for start in range(0, len(job_ids), 5000):
-        chunk = job_ids[start : start + 5000]
-        await session.execute(update(Job).where(Job.id.in_(chunk)).values(last_seen_at=moment))
-
-
-async def update_keeping_state(
-    session: AsyncSession, changes: Sequence[tuple[int, str, Mapping[str, Any]]]
-) -> None:
-    """(job id, its state, column values) for many rows at once, without loading them: one
-    statement per set of columns, run for each row still in that state (a row whose state
-    moved meanwhile is left alone, as a loaded one would be)."""
-    table = cast(Table, Job.__table__)
-    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-    for job_id, state, values in changes:
-        row = {"row_id": job_id, "row_state": state}
-        groups.setdefault(tuple(sorted(values)), []).append(
-            row | {f"new_{column}": value for column, value in values.items()}
-        )
-    for columns, rows in groups.items():
-        statement = (
-            update(table)
-            .where(table.c.id == bindparam("row_id"), table.c.state == bindparam("row_state"))
-            .values({c: bindparam(f"new_{c}", type_=table.c[c].type) for c in columns})
-        )
-        for start in range(0, len(rows), 5000):
-            await session.execute(statement, rows[start : start + 5000])
 
 
 async def list_by_ids(session: AsyncSession, job_ids: Sequence[int]) -> list[Job]:

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import unit_of_work
-from app.jobs import repository
+from app.jobs import repository, tracking
 from app.models.clusters import ClusterStatus
 from app.models.jobs import Job
 from app.nodes import records as node_records
@@ -57,7 +57,7 @@ async def load_tracked_jobs(
     sessionmaker: async_sessionmaker[AsyncSession], cluster: str
 ) -> list[TrackedJob]:
     async with sessionmaker() as session:
-        rows = await repository.list_tracking_rows_for_cluster(session, cluster)
+        rows = await tracking.list_tracking_rows_for_cluster(session, cluster)
     # The columns come in TrackedJob's order: a large queue tracks 100,000 rows every cycle,
     # and reading each column of each row by name cost more than the query.
     return list(map(TrackedJob._make, rows))
@@ -184,8 +184,8 @@ async def _write_without_loading(session: AsyncSession, changes: Sequence[Transi
     seen = [t for t in changes if _is_seen_mark(t)]
     for moment in {t.changes["last_seen_at"] for t in seen}:
         marked = [t.job_id for t in seen if t.job_id and t.changes["last_seen_at"] == moment]
-        await repository.mark_seen(session, marked, moment)
-    await repository.update_keeping_state(
+        await tracking.mark_seen(session, marked, moment)
+    await tracking.update_keeping_state(
         session,
         [(t.job_id, t.to_state, t.changes) for t in changes if t.job_id and not _is_seen_mark(t)],
     )

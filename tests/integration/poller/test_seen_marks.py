@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.jobs import repository
+from app.jobs import tracking
 from app.models.jobs import Job, JobEvent
 from app.models.projects import Project
 from app.models.users import User
@@ -112,7 +112,7 @@ async def test_news_written_without_loading_skips_a_row_whose_state_moved_meanwh
     estimate = NOW + timedelta(minutes=3)
     news = {"reason": "Resources", "expected_start_at": estimate, "last_seen_at": NOW}
     async with sessionmaker() as session:
-        await repository.update_keeping_state(
+        await tracking.update_keeping_state(
             session, [(waiting.id, "pending", news), (moved.id, "pending", news)]
         )
         await session.commit()
