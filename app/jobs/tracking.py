@@ -25,14 +25,9 @@ async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) ->
     of plain column tuples cost as much as the query itself.
     """
     jobs = Job.__table__.c
+    is_array_parent = and_(jobs.array_spec.is_not(None), jobs.array_parent_id.is_(None))
     active_parents = select(jobs.id).where(
-        jobs.cluster == cluster,
-        jobs.state.in_(ACTIVE_STATES),
-        jobs.array_spec.is_not(None),
-        jobs.array_parent_id.is_(None),
-    )
-    is_array_parent = type_coerce(
-        and_(jobs.array_spec.is_not(None), jobs.array_parent_id.is_(None)), Boolean
+        jobs.cluster == cluster, jobs.state.in_(ACTIVE_STATES), is_array_parent
     )
     query = (
         select(
@@ -43,7 +38,7 @@ async def list_tracking_rows_for_cluster(session: AsyncSession, cluster: str) ->
             jobs.created_at,
             jobs.last_seen_at,
             jobs.reason,
-            is_array_parent,
+            type_coerce(is_array_parent, Boolean),
             jobs.array_parent_id,
             jobs.expected_start_at,
         )
