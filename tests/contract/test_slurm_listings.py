@@ -15,10 +15,14 @@ import uuid
 import pytest
 
 from app.scheduler.base import SchedulerAdapter
-from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS
+from app.scheduler.slurm.adapter import SlurmAdapter
+from app.scheduler.slurm.commands import SEP, SQUEUE_FIELDS, squeue_argv, squeue_format
+from app.scheduler.slurm.marks import Marks
+from app.scheduler.slurm.ssh import SshTransport
+from app.scheduler.slurm.ssh_output import OutputTooLarge
 from app.scheduler.states import JobState
 from tests.contract.conftest import run_dir_for, wait_for_accounting
-from tests.slurm_versions import run_on
+from tests.slurm_versions import cluster_config, run_on
 
 pytestmark = pytest.mark.slurm
 
@@ -84,3 +88,34 @@ async def test_free_text_breaks_no_listing_and_forges_no_job(
         assert both[victim].user == ALICE and both[victim].state is JobState.CANCELLED
     finally:
         run_on(slurm_version, ["rm", "-rf", "--", run_dir])
+
+
+async def test_a_queue_listing_longer_than_any_command_output_is_read_whole(
+    ssh_adapter: SchedulerAdapter, slurm_version: str, cleanup
+) -> None:
+    # The listing streams through the reader, so the transport's cap on what a command
+    # prints (64 MiB: about 250,000 jobs) bounds no queue. Here the cap is 2 KiB, a few
+    # records: squeue's whole answer is refused as a kept output, and read all the same,
+    # in pieces that cut records, marks and characters anywhere.
+    tag = uuid.uuid4().hex[:8]
+    names = [f"ζ{SEP}✓-{index}-{tag}" for index in range(6)]
+    jobs = [
+        _sbatch(slurm_version, "--hold", f"--job-name={name}", "--wrap=sleep 60") for name in names
+    ]
+    cleanup.extend((ssh_adapter, job, ALICE) for job in jobs)
+    config = cluster_config(slurm_version)
+    capped = SlurmAdapter(config, SshTransport(config, output_cap=1024))
+    marks = Marks.new()
+    try:
+        with pytest.raises(OutputTooLarge):
+            await capped.ssh.run(squeue_argv(), stdin=squeue_format(marks.field, marks.end) + "\n")
+        first = {info.job_id: info for info in await capped.queue()}
+        again = {info.job_id: info for info in await capped.queue()}
+    finally:
+        await capped.close()
+    assert [first[job].name for job in jobs] == names
+    assert all(first[job].state is JobState.QUEUED_HELD for job in jobs)
+    # The second read reuses the first one's records, as a poller's reads do.
+    assert all(again[job] is first[job] for job in jobs)
+    listed = {info.job_id: info for info in await ssh_adapter.queue()}
+    assert {job: listed[job] for job in jobs} == {job: first[job] for job in jobs}

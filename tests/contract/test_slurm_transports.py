@@ -15,7 +15,8 @@ from app.scheduler.config import ClusterConfig
 from app.scheduler.errors import NotSent, PermissionDenied, SchedulerTimeout
 from app.scheduler.slurm.rest import RestRequestFailed, RestTransport, read_response
 from app.scheduler.slurm.rest_versions import upgrade_ping
-from app.scheduler.slurm.ssh import OutputTooLarge, SshTransport
+from app.scheduler.slurm.ssh import SshTransport
+from app.scheduler.slurm.ssh_output import OutputTooLarge
 from tests.slurm_versions import release
 
 pytestmark = pytest.mark.slurm
@@ -173,3 +174,23 @@ async def test_rest_refuses_to_act_as_the_slurm_user(cluster: ClusterConfig) -> 
             await transport.call("GET", "ping", as_user="slurm")
     finally:
         await transport.close()
+
+
+async def test_a_streamed_output_comes_in_pieces_whole_and_past_the_cap(
+    cluster: ClusterConfig,
+) -> None:
+    transport = SshTransport(cluster, output_cap=1_000_000)
+    pieces: list[bytes] = []
+    told: list[bytes] = []
+    try:
+        listed = await transport.stream(["seq", "1", "500000"], pieces.append)
+        failed = await transport.stream(
+            ["sh", "-c", "echo out; echo oops >&2; exit 3"], told.append
+        )
+    finally:
+        await transport.close()
+    # 3.4 MB, more than a kept output may hold, handed on as it came and not kept.
+    assert (listed.exit_status, listed.stdout, listed.stderr) == (0, b"", "")
+    assert len(pieces) > 1
+    assert b"".join(pieces) == "".join(f"{n}\n" for n in range(1, 500_001)).encode()
+    assert (failed.exit_status, failed.stderr, told) == (3, "oops\n", [b"out\n"])

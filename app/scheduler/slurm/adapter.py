@@ -244,10 +244,12 @@ class SlurmAdapter:
             return await self.rest_jobs.queue()
         marks = self._queue_reader.marks
         stdin = commands.squeue_format(marks.field, marks.end) + "\n"
-        result = await self.ssh.run(commands.squeue_argv(), stdin=stdin)
+        # Read as it arrives: parsed while squeue still prints, never held whole.
+        reading = self._queue_reader.reading()
+        result = await self.ssh.stream(commands.squeue_argv(), reading.feed, stdin=stdin)
         if result.exit_status != 0:
             raise SchedulerUnavailable(f"squeue failed: {result.stderr.strip()}")
-        return self._queue_reader.parse(result.text)
+        return reading.finish()
 
     async def accounting(
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None

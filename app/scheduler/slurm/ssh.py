@@ -28,6 +28,7 @@ from app.scheduler.errors import (
 )
 from app.scheduler.slurm.certificates import UserCertificates
 from app.scheduler.slurm.sftp_timed import TimedSftp
+from app.scheduler.slurm.ssh_output import Kept, Output, Passed, pump
 
 # SFTP sessions kept open per user between operations; more are opened while operations
 # overlap and closed after them, so a user holds few of sshd's MaxSessions when idle.
@@ -46,10 +47,6 @@ class CommandResult:
     def text(self) -> str:
         """stdout decoded as UTF-8 (invalid bytes replaced)."""
         return self.stdout.decode("utf-8", "replace")
-
-
-class OutputTooLarge(SchedulerError):
-    """A command printed more than the transport's output cap."""
 
 
 @dataclass(slots=True)
@@ -128,8 +125,39 @@ class SshTransport:
         lost while the command ran is replaced and the command repeated only when
         ``repeatable``: a lost sbatch may have submitted, so its outcome is left to
         reconciliation (SchedulerUnavailable). Exceeding ``deadline`` seconds (default
-        ``command_timeout``) raises SchedulerTimeout.
+        ``command_timeout``) raises SchedulerTimeout. Output beyond ``output_cap`` raises
+        OutputTooLarge.
         """
+        return await self._attempts(
+            argv, as_user, stdin, deadline, lambda: Kept(self.output_cap), lambda: repeatable
+        )
+
+    async def stream(
+        self,
+        argv: Sequence[str],
+        consume: Callable[[bytes], None],
+        *,
+        stdin: str | None = None,
+        deadline: float | None = None,
+    ) -> CommandResult:
+        """``run`` as the service identity for a listing read as it comes: each piece of
+        stdout goes to ``consume`` and is not kept (the result's stdout is empty), so no
+        cap applies but what ``consume`` keeps. Sent again on a fresh connection only
+        while nothing has been consumed."""
+        passed = Passed(consume)
+        return await self._attempts(
+            argv, None, stdin, deadline, lambda: passed, lambda: passed.size == 0
+        )
+
+    async def _attempts(
+        self,
+        argv: Sequence[str],
+        as_user: str | None,
+        stdin: str | None,
+        deadline: float | None,
+        output: Callable[[], Output],
+        repeatable: Callable[[], bool],
+    ) -> CommandResult:
         command = shlex.join(argv)
         if as_user is not None and as_user in self.config.reserved_users:
             # A user mapped to the service account would otherwise get its key.
@@ -139,7 +167,8 @@ class SshTransport:
             entry = await self._connection(user)
             try:
                 return await asyncio.wait_for(
-                    self._on_channel(entry, command, stdin), deadline or self.command_timeout
+                    self._on_channel(entry, command, stdin, output()),
+                    deadline or self.command_timeout,
                 )
             except TimeoutError:
                 raise SchedulerTimeout(f"{argv[0]} did not finish in time") from None
@@ -152,44 +181,37 @@ class SshTransport:
                     raise NotSent(f"cannot open a session ({hint}): {exc}") from exc
             except (asyncssh.Error, OSError, _ChannelClosed) as exc:
                 await self._evict((self.config.name, user), entry)
-                if attempt == 2 or not repeatable:
+                if attempt == 2 or not repeatable():
                     raise SchedulerUnavailable(f"connection lost: {exc}") from exc
         raise AssertionError("unreachable")
 
-    async def _on_channel(self, entry: _Entry, command: str, stdin: str | None) -> CommandResult:
+    async def _on_channel(
+        self, entry: _Entry, command: str, stdin: str | None, output: Output
+    ) -> CommandResult:
         async with entry.channels:
             entry.active += 1
             try:
-                return await self._exec(entry.conn, command, stdin)
+                return await self._exec(entry.conn, command, stdin, output)
             finally:
                 entry.active -= 1
                 entry.last_used = time.monotonic()
 
-    async def _exec(self, conn: Any, command: str, stdin: str | None) -> CommandResult:
+    async def _exec(
+        self, conn: Any, command: str, stdin: str | None, output: Output
+    ) -> CommandResult:
         async with conn.create_process(command, encoding=None) as proc:
             if stdin is not None:
                 proc.stdin.write(stdin.encode())
             proc.stdin.write_eof()
-            out, err = await asyncio.gather(
-                self._read_capped(proc.stdout), self._read_capped(proc.stderr)
-            )
+            errors = Kept(self.output_cap)
+            await asyncio.gather(pump(proc.stdout, output), pump(proc.stderr, errors))
             completed = await proc.wait()
         if completed.exit_status is None:
             # Neither a status nor a signal (that would be -1): the channel was torn down,
             # so the output is no verdict on the command.
             raise _ChannelClosed("the session closed before the command reported its status")
-        return CommandResult(completed.exit_status, out, err.decode("utf-8", "replace"))
-
-    async def _read_capped(self, stream: Any) -> bytes:
-        parts: list[bytes] = []
-        size = 0
-        # Large reads: a queue of 100,000 jobs is 17 MB of squeue output.
-        while chunk := await stream.read(1 << 20):
-            size += len(chunk)
-            if size > self.output_cap:
-                raise OutputTooLarge(f"command output exceeded {self.output_cap} bytes")
-            parts.append(chunk)
-        return b"".join(parts)
+        stderr = errors.value().decode("utf-8", "replace")
+        return CommandResult(completed.exit_status, output.value(), stderr)
 
     @asynccontextmanager
     async def sftp(self, as_user: str) -> AsyncIterator[TimedSftp]:

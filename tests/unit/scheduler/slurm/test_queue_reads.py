@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from app.scheduler.config import ClusterConfig
@@ -30,6 +30,11 @@ class Ssh:
     async def run(self, argv: Sequence[str], **options: Any) -> CommandResult:
         self.commands.append(argv)
         return CommandResult(0, b"", "")
+
+    async def stream(
+        self, argv: Sequence[str], consume: Callable[[bytes], None], **options: Any
+    ) -> CommandResult:
+        return await self.run(argv, **options)
 
 
 class Rest:
