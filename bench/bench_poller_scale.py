@@ -8,7 +8,9 @@ allows 150,000 jobs), records them as portal jobs in a fresh PostgreSQL database
 the real poller (``python -m app.poller``) and the portal. While the poller runs, it samples
 the poller's RSS and the cycle time each cycle records, then cancels a few jobs at a time at
 random moments and asks ``GET /api/v1/jobs?state=cancelled`` every 100 ms until each one is
-listed cancelled. Baseline: one ``squeue`` of the same queue, in the poller's own format.
+listed cancelled. Baseline: one ``squeue`` of the same queue, in the poller's own format;
+and the floor a cycle cannot go under: that squeue plus reading its answer with every
+record reused and indexing it.
 Then alice cancels every remaining job at once (``scancel --name``), and the bench times
 until the database holds every row cancelled, counting the cycles that failed meanwhile.
 Takes 15-25 minutes, mostly sbatch.
@@ -36,8 +38,10 @@ from bench_poller import fresh_database
 from portal_process import CLUSTER, CLUSTERS_FILE, ROOT, alice_with_token, served
 from sqlalchemy.engine import make_url
 
+from app.poller.rules import Snapshot
 from app.scheduler.slurm.commands import squeue_argv, squeue_format
 from app.scheduler.slurm.marks import Marks
+from app.scheduler.slurm.squeue import SqueueReader
 
 NAME = "bench-scale"
 LOOPS = 4
@@ -100,11 +104,31 @@ def _plain(url: str) -> str:
 
 def squeue_seconds() -> float:
     """One squeue of the whole queue in the poller's format, as the poller's SSH user runs it."""
+    return squeue_answer()[2]
+
+
+def squeue_answer() -> tuple[Marks, str, float]:
+    """One squeue as above: its marks, its answer and its seconds."""
     marks = Marks.new()
     fmt = squeue_format(marks.field, marks.end) + "\n"
     started = time.perf_counter()
-    subprocess.run(squeue_argv(), input=fmt.encode(), capture_output=True, check=True)
-    return time.perf_counter() - started
+    done = subprocess.run(squeue_argv(), input=fmt.encode(), capture_output=True, check=True)
+    return marks, done.stdout.decode(), time.perf_counter() - started
+
+
+def least_work_seconds(marks: Marks, answer: str) -> float:
+    """The least a cycle can do with a full queue's answer: read it with every record
+    reused from the last read (a steady queue, nothing changed) and index it by job id,
+    submission id and array. Each cycle pays this on top of squeue, since slurmctld sends
+    the whole queue or nothing; the median of 3."""
+    reader = SqueueReader(marks)
+    reader.parse(answer)
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        Snapshot.of(reader.parse(answer))
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 @dataclass
@@ -264,7 +288,7 @@ async def run(url: str, token: str, port: int, poller_pid: int, ids: dict[str, i
     return watch
 
 
-def report(watch: Watch, jobs: int, interval: float, squeue: list[float]) -> None:
+def report(watch: Watch, jobs: int, interval: float, squeue: list[float], least: float) -> None:
     # The first cycle writes every job as first seen (the rows were recorded without
     # Slurm's reason); the later ones are the steady state.
     in_order = [seconds for _, (seconds, _) in sorted(watch.cycles.items())]
@@ -277,6 +301,10 @@ def report(watch: Watch, jobs: int, interval: float, squeue: list[float]) -> Non
     print(
         f"first cycle {first:.2f}s; later cycles: median {cycle:.2f}s max {cycles[-1]:.2f}s; "
         f"squeue alone (baseline): median {plain:.2f}s; ratio {cycle / plain:.2f}"
+    )
+    print(
+        f"floor: reading squeue's answer again, every record reused, and indexing it "
+        f"{least:.2f}s; squeue + that / squeue alone = {(plain + least) / plain:.2f}"
     )
     print(f"poller RSS: max {max(watch.rss):.0f} MB, last {watch.rss[-1]:.0f} MB")
     print(
@@ -312,11 +340,12 @@ def main() -> None:
         with psycopg.connect(_plain(url)) as conn:
             ids = dict(conn.execute("SELECT slurm_job_id, id FROM jobs").fetchall())
         squeue = [squeue_seconds() for _ in range(3)]
+        least = least_work_seconds(*squeue_answer()[:2])
         poller = start_poller(url, args.poll_interval)
         try:
             with served(url) as port:
                 watch = asyncio.run(run(url, token, port, poller.pid, ids))
-            report(watch, args.jobs, args.poll_interval, squeue)
+            report(watch, args.jobs, args.poll_interval, squeue, least)
             report_mass(asyncio.run(cancel_everything_at_once(url, poller.pid)))
         finally:
             poller.terminate()
