@@ -9,8 +9,8 @@ the real poller (``python -m app.poller``) and the portal. While the poller runs
 the poller's RSS and the cycle time each cycle records, then cancels a few jobs at a time at
 random moments and asks ``GET /api/v1/jobs?state=cancelled`` every 100 ms until each one is
 listed cancelled. Baseline: one ``squeue`` of the same queue, in the poller's own format;
-and the floor a cycle cannot go under: that squeue plus reading its answer with every
-record reused and indexing it.
+beside it, what reading that answer costs in one piece, every record reused (the poller
+reads it while squeue prints).
 Then alice cancels every remaining job at once (``scancel --name``), and the bench times
 until the database holds every row cancelled, counting the cycles that failed meanwhile.
 Takes 15-25 minutes, mostly sbatch.
@@ -117,10 +117,9 @@ def squeue_answer() -> tuple[Marks, str, float]:
 
 
 def least_work_seconds(marks: Marks, answer: str) -> float:
-    """The least a cycle can do with a full queue's answer: read it with every record
-    reused from the last read (a steady queue, nothing changed) and index it by job id,
-    submission id and array. Each cycle pays this on top of squeue, since slurmctld sends
-    the whole queue or nothing; the median of 3."""
+    """Reading a full queue's answer in one piece with every record reused from the last
+    read (a steady queue, nothing changed), and indexing it by job id, submission id and
+    array, as each cycle does: the median of 3."""
     reader = SqueueReader(marks)
     reader.parse(answer)
     times = []
@@ -303,8 +302,8 @@ def report(watch: Watch, jobs: int, interval: float, squeue: list[float], least:
         f"squeue alone (baseline): median {plain:.2f}s; ratio {cycle / plain:.2f}"
     )
     print(
-        f"floor: reading squeue's answer again, every record reused, and indexing it "
-        f"{least:.2f}s; squeue + that / squeue alone = {(plain + least) / plain:.2f}"
+        f"reading squeue's answer in one piece, every record reused, and indexing it: "
+        f"{least:.2f}s (squeue + that / squeue alone = {(plain + least) / plain:.2f})"
     )
     print(f"poller RSS: max {max(watch.rss):.0f} MB, last {watch.rss[-1]:.0f} MB")
     print(
