@@ -27,7 +27,11 @@ from app.scheduler.errors import (
     PreflightFailed,
     SchedulerError,
 )
+from app.scheduler.pbs.adapter import PbsAdapter
+from app.scheduler.pbs.commands import qstat_argv
 from app.scheduler.registry import build_adapter
+from app.scheduler.slurm.ssh import SshTransport
+from app.scheduler.slurm.ssh_output import OutputTooLarge
 from app.scheduler.states import JobState
 from app.scheduler.types import JobInfo, JobSpec
 from tests.contract.conftest import run_dir_for
@@ -400,3 +404,24 @@ status=$?
 qmgr -c 'set server managers -= bob@*'
 exit $status
 """
+
+
+async def test_a_history_longer_than_any_command_output_is_read_whole(
+    pbs: SchedulerAdapter, cleanup: list[str]
+) -> None:
+    # ``qstat -x`` lists the server's whole history (two weeks by default, 1.8 KB a job):
+    # read as it arrives, the transport's cap on what a command prints (64 MiB, about
+    # 37,000 jobs) bounds no listing. Here the cap is 4 KiB, two jobs' worth.
+    job_id = await submit(pbs, cleanup, spec(run_dir_for("capped"), "sleep 60", hold=True))
+    config = scheduler_cluster("pbs")
+    capped = PbsAdapter(config, SshTransport(config, output_cap=4096))
+    try:
+        with pytest.raises(OutputTooLarge):
+            await capped.ssh.run(qstat_argv(history=True))
+        listed = {job.job_id: job for job in await capped.queue()}
+    finally:
+        await capped.close()
+    assert listed[job_id].state is JobState.QUEUED_HELD
+    assert len(listed) > 2
+    whole = {job.job_id: job for job in await pbs.queue()}
+    assert whole[job_id] == listed[job_id]

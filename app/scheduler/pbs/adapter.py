@@ -28,6 +28,7 @@ from app.scheduler.pbs import commands, parsing
 from app.scheduler.pbs import reservations as rstat
 from app.scheduler.pbs.directives import check_against_cluster, read_pbs_directives
 from app.scheduler.pbs.errors import classify_control_error, classify_qsub_error, is_transient
+from app.scheduler.pbs.qstat_stream import QstatReader
 from app.scheduler.slurm import commands as shell
 from app.scheduler.slurm.login_node import disk_usage_as, read_log_chunk
 from app.scheduler.slurm.preflight_checks import unmade_folders
@@ -69,7 +70,7 @@ class PbsAdapter:
         self.rest = None
         self.files = SftpFiles(ssh, config.browse_roots)
         self.tunnels = SshTunnels(ssh) if config.compute_access == "via_login" else None
-        self._queue_reader = parsing.QstatReader()
+        self._queue_reader = QstatReader()
 
     async def submit(self, spec: JobSpec, as_user: str) -> str:
         """Make the job's folders and qsub as ``as_user`` in one round trip; PBS's job id."""
@@ -112,8 +113,12 @@ class PbsAdapter:
 
     async def queue(self) -> list[JobInfo]:
         """Every job and array task the server holds, finished ones of the history included
-        (``qstat -x``): one call, as the poller expects."""
-        return await self._qstat(commands.qstat_argv(history=True), self._queue_reader.parse)
+        (``qstat -x``): one call, as the poller expects, read as it arrives."""
+        reading = self._queue_reader.reading()
+        result = await self.ssh.stream(commands.qstat_argv(history=True), reading.feed)
+        if result.exit_status != 0 and reading.blank:
+            raise SchedulerUnavailable(f"qstat failed: {result.stderr.strip()}")
+        return reading.finish()
 
     async def accounting(
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None

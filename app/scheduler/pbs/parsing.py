@@ -234,26 +234,6 @@ def parse_jobs(text: str) -> list[JobInfo]:
     return [parse_job(job_id, record) for job_id, record in jobs.items()]
 
 
-class QstatReader:
-    """``parse_jobs`` for a poller reading the same queue every few seconds. A record is a
-    function of its job's JSON alone, and most of a large queue (jobs waiting unchanged) is
-    as at the last read: a job whose JSON equals last time's keeps its record."""
-
-    def __init__(self) -> None:
-        self._last: dict[str, JobInfo] = {}
-
-    def parse(self, text: str) -> list[JobInfo]:
-        last = self._last
-        read: dict[str, JobInfo] = {}
-        for job_id, record in (load_json(text).get("Jobs") or {}).items():
-            info = last.get(job_id)
-            if info is None or info.native != record:
-                info = parse_job(job_id, record)
-            read[job_id] = info
-        self._last = read
-        return list(read.values())
-
-
 def split_status(text: str) -> tuple[str, str, str]:
     """The server's, the queues' and the nodes' JSON from ``status_argv``'s answer."""
     parts = text.split(RECORD_SEPARATOR)

@@ -9,7 +9,6 @@ import pytest
 
 from app.scheduler.nodes import NodeState
 from app.scheduler.pbs.parsing import (
-    QstatReader,
     ended_state,
     node_state,
     parse_jobs,
@@ -18,6 +17,7 @@ from app.scheduler.pbs.parsing import (
     parse_status_nodes,
     parse_time,
 )
+from app.scheduler.pbs.qstat_stream import QstatReader
 from app.scheduler.states import JobState
 
 RECORDED = Path(__file__).resolve().parents[3] / "fixtures" / "pbs" / "23.06"
