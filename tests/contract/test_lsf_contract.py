@@ -26,7 +26,10 @@ from app.scheduler.errors import (
     SubmitRejected,
 )
 from app.scheduler.lsf.adapter import LsfAdapter
+from app.scheduler.lsf.commands import bjobs_argv
 from app.scheduler.registry import build_adapter
+from app.scheduler.slurm.ssh import SshTransport
+from app.scheduler.slurm.ssh_output import OutputTooLarge
 from app.scheduler.states import JobState
 from app.scheduler.types import JobSpec
 from tests.contract.conftest import run_dir_for, wait_for_accounting
@@ -405,3 +408,25 @@ async def test_a_templates_resources_become_the_queues_limits_on_the_job(
     assert job.native["limits"]["MEMLIMIT"] == f"{512 * 1024} K"
     chunk = await adapter.read_file(f"{run_dir}/contract-{job_id}.out", 0, 100, ALICE)
     assert chunk.data == b"2 cores in short\n"
+
+
+async def test_a_queue_longer_than_any_command_output_is_read_whole(
+    adapter: SchedulerAdapter, run_dir, cleanup, wait_for
+) -> None:
+    # bjobs -l writes about 830 bytes a job: the queue is gathered past the transport's
+    # cap on a command's output (64 MiB, 80,000 jobs). Here the cap is 2 KiB, two jobs'
+    # worth, and three jobs are held at least.
+    jobs = [await submit(adapter, cleanup, spec(run_dir, "sleep 60", hold=True)) for _ in range(3)]
+    for job in jobs:
+        await wait_for(adapter, job, lambda r: True)
+    config = lsf_config()
+    capped = LsfAdapter(config, SshTransport(config, output_cap=2048))
+    try:
+        with pytest.raises(OutputTooLarge):
+            await capped.ssh.run(bjobs_argv())
+        listed = {job.job_id: job for job in await capped.queue()}
+    finally:
+        await capped.close()
+    assert all(listed[job].state is JobState.QUEUED_HELD for job in jobs)
+    whole = {job.job_id: job for job in await adapter.queue()}
+    assert {job: whole[job] for job in jobs} == {job: listed[job] for job in jobs}
