@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from app.db import create_engine, create_sessionmaker
 from app.jobs.tracking import mark_seen
+from tests.conftest import empty_all_tables
 from tests.factories import make_project, make_user
 
 ROWS = 2_000
@@ -22,6 +23,7 @@ ROWS = 2_000
 async def test_still_there_marks_rewrite_no_index_where_the_page_has_room(
     postgresql_database_url: str,
 ) -> None:
+    await empty_all_tables(postgresql_database_url)
     engine = create_engine(postgresql_database_url)
     try:
         sessionmaker = create_sessionmaker(engine)
@@ -62,6 +64,8 @@ async def test_still_there_marks_rewrite_no_index_where_the_page_has_room(
             )
     finally:
         await engine.dispose()
+        # The database is the session's: the next test finds it as this one did.
+        await empty_all_tables(postgresql_database_url)
     assert fillfactor == ["fillfactor=80"]
     assert updated == ROWS
     # A fifth of each page is free: one new version for about every fourth row fits there,
