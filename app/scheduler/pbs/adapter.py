@@ -28,7 +28,7 @@ from app.scheduler.pbs import commands, parsing
 from app.scheduler.pbs import reservations as rstat
 from app.scheduler.pbs.directives import check_against_cluster, read_pbs_directives
 from app.scheduler.pbs.errors import classify_control_error, classify_qsub_error, is_transient
-from app.scheduler.pbs.qstat_stream import QstatReader
+from app.scheduler.pbs.qstat_stream import QstatAnswerError, QstatReader
 from app.scheduler.slurm import commands as shell
 from app.scheduler.slurm.login_node import disk_usage_as, read_log_chunk
 from app.scheduler.slurm.preflight_checks import unmade_folders
@@ -115,10 +115,14 @@ class PbsAdapter:
         """Every job and array task the server holds, finished ones of the history included
         (``qstat -x``): one call, as the poller expects, read as it arrives."""
         reading = self._queue_reader.reading()
-        result = await self.ssh.stream(commands.qstat_argv(history=True), reading.feed)
-        if result.exit_status != 0 and reading.blank:
-            raise SchedulerUnavailable(f"qstat failed: {result.stderr.strip()}")
-        return reading.finish()
+        try:
+            result = await self.ssh.stream(commands.qstat_argv(history=True), reading.feed)
+            if result.exit_status != 0 and reading.blank:
+                raise SchedulerUnavailable(f"qstat failed: {result.stderr.strip()}")
+            return reading.finish()
+        except QstatAnswerError as exc:
+            # A failed cycle the cluster's status shows, as an unreachable server is.
+            raise SchedulerUnavailable(f"qstat's answer could not be read: {exc}") from exc
 
     async def accounting(
         self, job_ids: Sequence[str] | None = None, since: datetime | None = None
