@@ -133,8 +133,8 @@ def _drop_reply_after_sbatch(adapter: SlurmAdapter, monkeypatch: pytest.MonkeyPa
     real = transport._exec
     dropped: list[str] = []
 
-    async def lossy(conn: Any, command: str, stdin: str | None) -> Any:
-        result = await real(conn, command, stdin)
+    async def lossy(conn: Any, command: str, stdin: str | None, output: Any) -> Any:
+        result = await real(conn, command, stdin, output)
         submits = " sbatch " in f" {command} " and "--test-only" not in command
         if submits and not dropped:
             dropped.append(command)
