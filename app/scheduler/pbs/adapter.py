@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 
 from app.scheduler.base import follow_file
@@ -134,16 +134,14 @@ class PbsAdapter:
             return jobs
         return [j for j in jobs if j.submit_time is None or j.submit_time >= since]
 
-    async def _qstat(
-        self, argv: list[str], parse: Callable[[str], list[JobInfo]] = parsing.parse_jobs
-    ) -> list[JobInfo]:
+    async def _qstat(self, argv: list[str]) -> list[JobInfo]:
         result = await self.ssh.run(argv)
         # Asked for ids it no longer knows, qstat still prints the others and exits non-zero.
         if result.exit_status != 0 and not result.text.strip():
             if "unknown job id" in result.stderr.lower():
                 return []
             raise SchedulerUnavailable(f"qstat failed: {result.stderr.strip()}")
-        return parse(result.text)
+        return parsing.parse_jobs(result.text)
 
     async def cancel(self, job_ids: Sequence[str], as_user: str) -> None:
         """qdel as the user; PermissionDenied for other users' jobs."""
